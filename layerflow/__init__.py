@@ -1,0 +1,154 @@
+"""layerflow: TensorFlow's API on NumPy and CuPy. Use it as `import layerflow as tf`.
+
+This module only re-exports; the implementation lives in `layerflow._src`.
+"""
+
+from layerflow._src.autodiff.custom_gradient import custom_gradient
+from layerflow._src.autodiff.function import function
+from layerflow._src.autodiff.tape import GradientTape
+from layerflow._src.backend import DeviceContext as _DeviceContext
+from layerflow._src.framework.convert import convert_to_tensor
+from layerflow._src.framework.dtypes import (
+    DType,
+    as_dtype,
+    bool_ as bool,  # noqa: A004 - TF's name
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    string,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from layerflow._src.framework.tensor import Tensor, is_tensor
+from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.framework.trackable import Trackable as _Trackable
+from layerflow._src.framework.variables import (
+    Variable,
+    VariableAggregation,
+    VariableSynchronization,
+    variable_creator_scope,
+)
+from layerflow._src.ops.array_ops import (
+    concat,
+    constant,
+    expand_dims,
+    eye,
+    fill,
+    identity,
+    linspace,
+    ones,
+    range,  # noqa: A004 - TF's name
+    rank,
+    shape,
+    size,
+    split,
+    squeeze,
+    stack,
+    stop_gradient,
+    transpose,
+    unstack,
+    zeros,
+)
+from layerflow._src.ops.math_ops import (
+    abs,  # noqa: A004 - TF's name
+    add,
+    broadcast_to,
+    cast,
+    divide,
+    equal,
+    exp,
+    floordiv,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    log,
+    logical_and,
+    logical_not,
+    logical_or,
+    matmul,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    ones_like,
+    pow,  # noqa: A004 - TF's name
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_sum,
+    reshape,
+    sigmoid,
+    sign,
+    sqrt,
+    square,
+    subtract,
+    tanh,
+    truediv,
+    where,
+    zeros_like,
+)
+from layerflow._src.utils.naming import name_scope
+
+from layerflow import config, errors, linalg, math, nest, nn, random
+
+device = _DeviceContext
+
+__version__ = "0.1.0"
+version = __version__
+
+_LAZY = {
+    "keras": "layerflow.keras",
+    "data": "layerflow.data",
+    "distribute": "layerflow.distribute",
+    "io": "layerflow.io",
+    "train": "layerflow.train",
+    "image": "layerflow.image",
+    "saved_model": "layerflow.saved_model",
+    "initializers": "layerflow.initializers",
+    "losses": "layerflow.losses",
+    "optimizers": "layerflow.optimizers",
+    "metrics": "layerflow.metrics",
+    "dtypes": "layerflow.dtypes",
+    "experimental": "layerflow.experimental",
+}
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module hook
+    target = _LAZY.get(name)
+    if target is None:
+        extra = _lazy_functions().get(name)
+        if extra is not None:
+            return extra
+        raise AttributeError(f"module 'layerflow' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(target)
+    globals()[name] = module
+    return module
+
+
+def _lazy_functions() -> dict:
+    """TF's top-level initializer aliases, which live in keras (imported on first use)."""
+    from layerflow._src.keras import initializers as init
+
+    return {
+        "random_normal_initializer": init.RandomNormal,
+        "random_uniform_initializer": init.RandomUniform,
+        "zeros_initializer": init.Zeros,
+        "ones_initializer": init.Ones,
+        "constant_initializer": init.Constant,
+        "glorot_uniform_initializer": init.GlorotUniform,
+        "truncated_normal_initializer": init.TruncatedNormal,
+    }

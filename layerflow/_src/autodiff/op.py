@@ -1,0 +1,223 @@
+"""The `@op` decorator: every layerflow op is a forward on arrays plus a gradient on tensors.
+
+    @op("square")
+    def square(xp, x):                  # arrays in, array out; `xp` is NumPy or CuPy
+        return x * x
+
+    @square.grad
+    def _(dy, out, x):                  # tensors in: written with layerflow ops, so
+        return dy * 2.0 * x             # nested tapes give higher-order gradients
+
+The wrapper converts inputs (Python values take the dtype of their tensor partner, as in TF),
+checks dtypes, picks the array module of the inputs' device, runs the forward, wraps the result
+and records a node on every active tape that watches an input. With no tape active, nothing is
+recorded and nothing retained.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from layerflow._src import backend
+from layerflow._src.autodiff import tape as _tape
+from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.convert import to_array
+from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.framework.variables import Variable
+
+_state = _tape._state
+_flags = backend.flags
+
+
+class Primitive:
+    """An op's identity: its forward, its gradient, and how its inputs are treated."""
+
+    __slots__ = ("name", "forward", "grad_fn", "n_inputs", "multi_out", "same_dtype",
+                 "may_alias", "list_input")  # fmt: skip
+
+    def __init__(self, name: str, forward: Callable[..., Any], n_inputs: int, multi_out: bool,
+                 same_dtype: bool, may_alias: bool, list_input: bool) -> None:  # fmt: skip
+        self.name = name
+        self.forward = forward
+        self.grad_fn: Callable[..., Any] | None = None
+        self.n_inputs = n_inputs
+        self.multi_out = multi_out
+        self.same_dtype = same_dtype
+        self.may_alias = may_alias
+        self.list_input = list_input
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+def _dtype_error(prim: Primitive, a: Any, b: Any) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(
+        None,
+        prim.name,
+        f"{prim.name}: all inputs must have the same dtype, got {dtypes.from_numpy(a).name} "
+        f"and {dtypes.from_numpy(b).name}. Cast one of them with tf.cast(x, tf.{dtypes.from_numpy(a).name}).",
+    )
+
+
+def _shape_error(prim: Primitive, err: Exception, arrays: Any) -> errors.InvalidArgumentError:
+    described = ", ".join(
+        f"{dtypes.from_numpy(a.dtype).name}{tuple(a.shape)}" for a in arrays if hasattr(a, "shape")
+    )
+    return errors.InvalidArgumentError(
+        None, prim.name, f"{prim.name} cannot run on inputs [{described}]: {err}"
+    )
+
+
+def _convert_inputs(prim: Primitive, values: Any) -> tuple[list[Any], backend.Device]:
+    """Tensor-like inputs as they are; Python and NumPy values converted (TF's rules)."""
+    anchor = None
+    for v in values:
+        if isinstance(v, TensorLike):
+            anchor = v
+            break
+    scoped = backend.scoped_device()
+    if anchor is None:
+        device = scoped or backend.current_device()
+        first = to_array(values[0], None, device) if values else None
+        hint = dtypes.from_numpy(first.dtype) if prim.same_dtype and values else None
+        out = [Tensor(first, device)] if values else []
+        out += [Tensor(to_array(v, hint, device), device) for v in values[1:]]
+        return out, device
+    device = scoped if scoped is not None else anchor._device
+    hint = anchor.dtype if prim.same_dtype else None
+    out = []
+    for v in values:
+        if isinstance(v, TensorLike):
+            if v._device is not device:
+                v = Tensor(backend.to_device(v._data, device), device)
+            out.append(v)
+        else:
+            out.append(Tensor(to_array(v, hint, device), device))
+    return out, device
+
+
+def op(name: str, n_inputs: int = 1, *, multi_out: bool = False, same_dtype: bool = True,
+       may_alias: bool = False, list_input: bool = False) -> Callable[[Callable[..., Any]], Any]:  # fmt: skip
+    """Make an op from a forward `fn(xp, *arrays, *attrs, **attrs)`; see the module docstring.
+
+    `n_inputs` leading positional arguments are tensors (with `list_input`, the first argument is
+    a list of tensors); the rest are attributes passed unchanged to forward and gradient.
+    """
+
+    def decorate(forward: Callable[..., Any]) -> Any:
+        prim = Primitive(name, forward, n_inputs, multi_out, same_dtype, may_alias, list_input)
+
+        def run(inputs: list[Any], device: backend.Device, rest: tuple, kwargs: dict) -> Any:
+            arrays = [t._data for t in inputs]
+            if prim.same_dtype and len(arrays) > 1:
+                dt = arrays[0].dtype
+                for a in arrays[1:]:
+                    if a.dtype != dt:
+                        raise _dtype_error(prim, dt, a.dtype)
+            try:
+                if list_input:
+                    out = forward(device.xp, arrays, *rest, **kwargs)
+                else:
+                    out = forward(device.xp, *arrays, *rest, **kwargs)
+            except (ValueError, IndexError) as err:
+                raise _shape_error(prim, err, arrays) from None
+            return _finish(prim, inputs, out, device, rest, kwargs)
+
+        if list_input:
+
+            @functools.wraps(forward)
+            def wrapper(values: Any, *rest: Any, name: str | None = None, **kwargs: Any) -> Any:
+                inputs, device = _convert_inputs(prim, list(values))
+                return run(inputs, device, rest, kwargs)
+
+        elif n_inputs == 1:
+
+            @functools.wraps(forward)
+            def wrapper(x: Any, *rest: Any, name: str | None = None, **kwargs: Any) -> Any:
+                if isinstance(x, TensorLike) and not _flags.multi_device:
+                    device = x._device
+                    try:
+                        out = forward(device.xp, x._data, *rest, **kwargs)
+                    except (ValueError, IndexError) as err:
+                        raise _shape_error(prim, err, [x._data]) from None
+                    return _finish(prim, [x], out, device, rest, kwargs)
+                inputs, device = _convert_inputs(prim, [x])
+                return run(inputs, device, rest, kwargs)
+
+        elif n_inputs == 2:
+
+            @functools.wraps(forward)
+            def wrapper(x: Any, y: Any, *rest: Any, name: str | None = None, **kwargs: Any) -> Any:
+                if (
+                    isinstance(x, TensorLike)
+                    and isinstance(y, TensorLike)
+                    and x._device is y._device
+                    and not _flags.multi_device
+                ):
+                    xa, ya = x._data, y._data
+                    if prim.same_dtype and xa.dtype != ya.dtype:
+                        raise _dtype_error(prim, xa.dtype, ya.dtype)
+                    device = x._device
+                    try:
+                        out = forward(device.xp, xa, ya, *rest, **kwargs)
+                    except (ValueError, IndexError) as err:
+                        raise _shape_error(prim, err, [xa, ya]) from None
+                    return _finish(prim, [x, y], out, device, rest, kwargs)
+                inputs, device = _convert_inputs(prim, [x, y])
+                return run(inputs, device, rest, kwargs)
+
+        else:
+
+            @functools.wraps(forward)
+            def wrapper(*args: Any, name: str | None = None, **kwargs: Any) -> Any:
+                if len(args) < n_inputs:
+                    raise TypeError(f"{prim.name} takes {n_inputs} tensor arguments, got {len(args)}.")
+                inputs, device = _convert_inputs(prim, list(args[:n_inputs]))
+                return run(inputs, device, args[n_inputs:], kwargs)
+
+        def set_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
+            prim.grad_fn = fn
+            return fn
+
+        wrapper.grad = set_grad  # type: ignore[attr-defined]
+        wrapper.prim = prim  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def _finish(prim: Primitive, inputs: list[Any], out: Any, device: backend.Device, rest: tuple,
+            kwargs: dict) -> Any:  # fmt: skip
+    xp = device.xp
+    ndarray = xp.ndarray
+    if prim.multi_out:
+        outs = tuple(Tensor(o if type(o) is ndarray else xp.asarray(o), device) for o in out)
+        result: Any = outs
+    else:
+        if type(out) is not ndarray:
+            out = xp.asarray(out)
+        if prim.may_alias:
+            for t in inputs:
+                if isinstance(t, Variable):
+                    out = out.copy()
+                    break
+        result = Tensor(out, device)
+    tapes = _state.tapes
+    if tapes and prim.grad_fn is not None:
+        _tape.record(tapes, prim, inputs, result, rest, kwargs)
+    return result
+
+
+@op("accumulate_grad", 2)
+def _accumulate_grad(xp: Any, a: Any, b: Any) -> Any:
+    return a + b
+
+
+@_accumulate_grad.grad
+def _(dy: Any, out: Any, a: Any, b: Any) -> Any:
+    return dy, dy
+
+
+_tape._sum_grads = _accumulate_grad

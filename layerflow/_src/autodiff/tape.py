@@ -1,0 +1,308 @@
+"""`tf.GradientTape`: records ops on watched values and walks them backwards.
+
+Nodes are recorded in execution order, which is already a topological order, so the backward
+pass is an iterative walk over the list in reverse: no recursion, no sort. A value used several
+times accumulates `grad += ...` (tied weights get the sum of both uses).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from layerflow._src.framework import errors
+from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.framework.variables import Variable
+from layerflow._src.utils import nest
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.tapes: list[GradientTape] = []
+
+
+_state = _State()
+
+
+def record(tapes: list[GradientTape], prim: Any, inputs: list[Any], result: Any, rest: tuple,
+           kwargs: dict) -> None:  # fmt: skip
+    """Append a node to every active tape that watches one of `inputs`."""
+    node = None
+    for tape in tapes:
+        watched = tape._watched
+        hit = False
+        for x in inputs:
+            if id(x) in watched:
+                hit = True
+            elif (
+                tape._watch_accessed
+                and isinstance(x, Variable)
+                and x._trainable
+                and x._data.dtype.kind in "fc"
+            ):
+                watched[id(x)] = x
+                hit = True
+        if hit:
+            if node is None:
+                node = (prim, tuple(inputs), result, rest, kwargs)
+            tape._nodes.append(node)
+            outs = result if prim.multi_out else (result,)
+            for o in outs:
+                if o._data.dtype.kind in "fc":
+                    watched[id(o)] = o
+
+
+class GradientTape:
+    """Record operations for automatic differentiation.
+
+    >>> import layerflow as tf
+    >>> x = tf.constant(3.0)
+    >>> with tf.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    >>> float(tape.gradient(y, x))
+    6.0
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
+        self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
+        self._nodes: list[tuple] = []
+        self._watched: dict[int, Any] = {}
+        self._used = False
+        self._recording = False
+
+    def __enter__(self) -> GradientTape:
+        if self._recording:
+            raise ValueError("This GradientTape is already recording; a tape cannot be nested in itself.")
+        self._push()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._pop()
+
+    def _push(self) -> None:
+        _state.tapes.append(self)
+        self._recording = True
+
+    def _pop(self) -> None:
+        tapes = _state.tapes
+        for i in range(len(tapes) - 1, -1, -1):
+            if tapes[i] is self:
+                del tapes[i]
+                break
+        self._recording = False
+
+    def watch(self, tensor: Any) -> None:
+        """Watch a tensor (or a nested structure of them) so gradients flow to it."""
+        for t in nest.flatten(tensor):
+            if not isinstance(t, TensorLike):
+                raise ValueError(
+                    f"GradientTape.watch expects tensors or variables, got {type(t).__name__}: "
+                    "pass tf.constant(...) values."
+                )
+            if t._data.dtype.kind in "fc":
+                self._watched[id(t)] = t
+
+    def watched_variables(self) -> tuple[Variable, ...]:
+        return tuple(v for v in self._watched.values() if isinstance(v, Variable))
+
+    @contextlib.contextmanager
+    def stop_recording(self) -> Iterator[None]:
+        """Run the block without recording on this tape."""
+        if not self._recording:
+            raise ValueError("stop_recording() needs a tape that is recording (inside `with tape`).")
+        self._pop()
+        try:
+            yield
+        finally:
+            self._push()
+
+    def reset(self) -> None:
+        """Forget everything recorded so far."""
+        self._nodes.clear()
+        self._watched.clear()
+        self._used = False
+
+    def gradient(
+        self,
+        target: Any,
+        sources: Any,
+        output_gradients: Any = None,
+        unconnected_gradients: str = "none",
+    ) -> Any:
+        """d(sum of target) / d(source) for every source, in the structure of `sources`.
+
+        Sources that the target does not depend on get None (or zeros with
+        `unconnected_gradients="zero"`). Integer sources always get None.
+        """
+        if self._used and not self._persistent:
+            raise RuntimeError(
+                "A non-persistent GradientTape can only be used to compute one set of gradients "
+                "(or jacobians). Create it with tf.GradientTape(persistent=True) to call "
+                "gradient() several times."
+            )
+        if unconnected_gradients not in ("none", "zero"):
+            raise ValueError(
+                f"unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}."
+            )
+        flat_targets = nest.flatten(target)
+        flat_sources = nest.flatten(sources)
+        for s in flat_sources:
+            if not isinstance(s, TensorLike):
+                raise ValueError(
+                    f"GradientTape.gradient: sources must be tensors or variables, got "
+                    f"{type(s).__name__}."
+                )
+        if output_gradients is None:
+            flat_og: list[Any] = [None] * len(flat_targets)
+        else:
+            flat_og = nest.flatten(output_gradients)
+            if len(flat_og) != len(flat_targets):
+                raise ValueError(
+                    f"output_gradients has {len(flat_og)} entries for {len(flat_targets)} targets."
+                )
+        was_recording = self._recording
+        if was_recording:
+            self._pop()
+        try:
+            grads = self._backward(flat_targets, flat_og, flat_sources)
+        finally:
+            if was_recording:
+                self._push()
+            self._used = True
+            if not self._persistent:
+                self._nodes = []
+                self._watched = {}
+        result = []
+        for s in flat_sources:
+            g = grads.get(id(s))
+            if g is None and unconnected_gradients == "zero":
+                g = Tensor(s._device.xp.zeros_like(s._data), s._device)
+            result.append(g)
+        return nest.pack_sequence_as(sources, result)
+
+    def _backward(self, targets: list[Any], ogs: list[Any], sources: list[Any]) -> dict[int, Any]:
+        grads: dict[int, Any] = {}
+        keep = {id(s) for s in sources}
+        watched = self._watched
+        for t, og in zip(targets, ogs):
+            if not isinstance(t, TensorLike):
+                raise ValueError(f"GradientTape.gradient: the target must be a tensor, got {type(t).__name__}.")
+            if id(t) not in watched or t._data.dtype.kind not in "fc":
+                continue
+            if og is None:
+                g = Tensor(t._device.xp.ones_like(t._data), t._device)
+            elif isinstance(og, TensorLike):
+                g = og
+            else:
+                g = Tensor(t._device.xp.asarray(og, dtype=t._data.dtype), t._device)
+            _accumulate(grads, t, g)
+        for prim, inputs, out, rest, kwargs in reversed(self._nodes):
+            if prim.multi_out:
+                dys = [grads.get(id(o)) for o in out]
+                if all(d is None for d in dys):
+                    continue
+                for o in out:
+                    if id(o) not in keep:
+                        grads.pop(id(o), None)
+                dy: Any = tuple(
+                    d if d is not None else Tensor(o._device.xp.zeros_like(o._data), o._device)
+                    for d, o in zip(dys, out)
+                )
+            else:
+                dy = grads.get(id(out))
+                if dy is None:
+                    continue
+                if id(out) not in keep:
+                    del grads[id(out)]
+            if prim.list_input:
+                in_grads = prim.grad_fn(dy, out, list(inputs), *rest, **kwargs)
+            else:
+                in_grads = prim.grad_fn(dy, out, *inputs, *rest, **kwargs)
+            if not isinstance(in_grads, list | tuple):
+                in_grads = (in_grads,)
+            for i, (x, g) in enumerate(zip(inputs, in_grads)):
+                if g is None or id(x) not in watched:
+                    continue
+                if not isinstance(g, TensorLike) or tuple(g._data.shape) != tuple(x._data.shape):
+                    got = tuple(g._data.shape) if isinstance(g, TensorLike) else type(g).__name__
+                    raise errors.InternalError(
+                        None,
+                        prim.name,
+                        f"The gradient of op '{prim.name}' for input #{i} has shape {got}, but "
+                        f"the input has shape {tuple(x._data.shape)}. This is a bug in the "
+                        "op's gradient; please report it.",
+                    )
+                if g._data.dtype != x._data.dtype:
+                    raise errors.InternalError(
+                        None,
+                        prim.name,
+                        f"The gradient of op '{prim.name}' for input #{i} has dtype "
+                        f"{g.dtype.name}, but the input has dtype {x.dtype.name}.",
+                    )
+                _accumulate(grads, x, g)
+        return grads
+
+    def jacobian(self, target: Any, sources: Any, unconnected_gradients: str = "none",
+                 parallel_iterations: Any = None, experimental_use_pfor: bool = True) -> Any:  # fmt: skip
+        """d target[i...] / d source[j...], shaped target.shape + source.shape."""
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used once.")
+        persistent, self._persistent = self._persistent, True
+        try:
+            flat_sources = nest.flatten(sources)
+            xp = target._device.xp
+            n = int(target._data.size)
+            rows: list[list[Any]] = [[] for _ in flat_sources]
+            for k in range(n):
+                og = xp.zeros(n, dtype=target._data.dtype)
+                og[k] = 1
+                og = Tensor(og.reshape(target._data.shape), target._device)
+                gs = self.gradient(target, flat_sources, og, unconnected_gradients)
+                for j, g in enumerate(gs):
+                    rows[j].append(g)
+        finally:
+            self._persistent = persistent
+            if not persistent:
+                self._nodes, self._watched = [], {}
+        out = []
+        for s, gs in zip(flat_sources, rows):
+            if all(g is None for g in gs):
+                out.append(None)
+                continue
+            sx = s._device.xp
+            stacked = sx.stack([
+                g._data if g is not None else sx.zeros_like(s._data) for g in gs
+            ])  # fmt: skip
+            out.append(Tensor(stacked.reshape(tuple(target._data.shape) + tuple(s._data.shape)),
+                              s._device))  # fmt: skip
+        return nest.pack_sequence_as(sources, out)
+
+
+def _accumulate(grads: dict[int, Any], x: Any, g: Any) -> None:
+    prev = grads.get(id(x))
+    grads[id(x)] = g if prev is None else _sum_grads(prev, g)
+
+
+# Summing gradients is the tape's job; the op that does it is defined in op.py (which imports
+# this module) and recorded on outer tapes, so second derivatives through a value used twice
+# stay right.
+_sum_grads: Any = None
+
+
+def stop_recording_all() -> contextlib.AbstractContextManager[None]:
+    """Pause every active tape (used by custom_gradient around the user's forward)."""
+
+    @contextlib.contextmanager
+    def cm() -> Iterator[None]:
+        saved = list(_state.tapes)
+        _state.tapes.clear()
+        try:
+            yield
+        finally:
+            _state.tapes[:] = saved
+
+    return cm()

@@ -1,0 +1,1 @@
+"""dtypes, TensorShape, Tensor, Variable, the Trackable protocol and TF's error classes."""

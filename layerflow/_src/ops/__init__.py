@@ -1,0 +1,3 @@
+"""Ops: forward on arrays and gradient on tensors, side by side. Importing installs operators."""
+
+from layerflow._src.ops import operators as _operators  # noqa: F401 - installs operators

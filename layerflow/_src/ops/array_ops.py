@@ -1,0 +1,387 @@
+"""Creating tensors and moving their elements around: constant, zeros, slicing, concat, ..."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from layerflow._src import backend
+from layerflow._src.autodiff.op import op
+from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.convert import convert_to_tensor, host_array
+from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.framework.variables import Variable
+from layerflow._src.ops.math_ops import _norm_axis, reshape, zeros_like
+
+# --- creation ------------------------------------------------------------------------------------
+
+
+def _shape_tuple(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, TensorLike):
+        shape = backend.to_host(shape._data).tolist()
+    if isinstance(shape, int | np.integer):
+        return (int(shape),)
+    try:
+        dims = tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"A shape must be a list of ints, got {shape!r}.") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"A shape cannot have negative dimensions, got {list(dims)}.")
+    return dims
+
+
+def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None = None) -> Tensor:
+    """A tensor holding `value` (Python int -> int32, float -> float32, arrays keep their dtype).
+
+    >>> import layerflow as tf
+    >>> tf.constant([1, 2, 3])
+    <tf.Tensor: shape=(3,), dtype=int32, numpy=array([1, 2, 3], dtype=int32)>
+    """
+    dt = None if dtype is None else dtypes.as_dtype(dtype)
+    device = backend.current_device()
+    if isinstance(value, TensorLike):
+        arr = backend.to_host(value._data)
+        arr = arr if dt is None else arr.astype(dt.np)
+    else:
+        arr = host_array(value, dt)
+    if shape is not None:
+        target = _shape_tuple(shape)
+        if arr.size == 1:
+            arr = np.broadcast_to(arr.reshape(()), target)
+        elif arr.size == int(np.prod(target)):
+            arr = arr.reshape(target)
+        else:
+            raise TypeError(
+                f"constant: {arr.size} values cannot fill shape {list(target)} (expected 1 or "
+                f"{int(np.prod(target))} values)."
+            )
+    return Tensor(backend.to_device(np.array(arr), device), device)
+
+
+def _filled(shape: Any, dtype: Any, fill: Any) -> Tensor:
+    device = backend.current_device()
+    dt = dtypes.as_dtype(dtype)
+    return Tensor(device.xp.full(_shape_tuple(shape), fill, dtype=dt.np), device)
+
+
+def zeros(shape: Any, dtype: Any = "float32", name: str | None = None) -> Tensor:
+    """A tensor of zeros (float32 unless `dtype` says otherwise)."""
+    return _filled(shape, dtype, 0)
+
+
+def ones(shape: Any, dtype: Any = "float32", name: str | None = None) -> Tensor:
+    return _filled(shape, dtype, 1)
+
+
+def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
+    v = host_array(value)
+    return _filled(dims, dtypes.from_numpy(v.dtype), v)
+
+
+def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None,
+        dtype: Any = "float32", name: str | None = None) -> Tensor:  # fmt: skip
+    device = backend.current_device()
+    m = device.xp.eye(num_rows, num_columns, dtype=dtypes.as_dtype(dtype).np)
+    if batch_shape is not None:
+        m = device.xp.broadcast_to(m, _shape_tuple(batch_shape) + m.shape).copy()
+    return Tensor(m, device)
+
+
+def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # noqa: A001
+          name: str | None = None) -> Tensor:  # fmt: skip
+    """`tf.range`: like Python's range; int32 for ints, float32 if any bound is a float."""
+    if limit is None:
+        start, limit = 0, start
+    vals = [float(v) if isinstance(v, TensorLike) and v.dtype.is_floating else v
+            for v in (start, limit, delta)]  # fmt: skip
+    vals = [int(v) if isinstance(v, TensorLike) else v for v in vals]
+    if delta == 0:
+        raise errors.InvalidArgumentError(None, "range", "range: delta must not be 0.")
+    if dtype is None:
+        dt = np.float32 if any(isinstance(v, float) for v in vals) else np.int32
+    else:
+        dt = dtypes.as_dtype(dtype).np
+    device = backend.current_device()
+    return Tensor(device.xp.arange(*vals, dtype=dt), device)
+
+
+def linspace(start: Any, stop: Any, num: int, name: str | None = None, axis: int = 0) -> Tensor:
+    device = backend.current_device()
+    s = float(start)
+    dt = start.dtype.np if isinstance(start, TensorLike) else np.float32
+    return Tensor(device.xp.linspace(s, float(stop), int(num)).astype(dt), device)
+
+
+# --- identity and gradient control ------------------------------------------------------------------
+
+
+@op("identity", may_alias=True)
+def identity(xp: Any, x: Any) -> Any:
+    """The same value as a new tensor (a Variable is read)."""
+    return x
+
+
+@identity.grad
+def _(dy: Any, out: Any, x: Any) -> Any:
+    return dy
+
+
+@op("stop_gradient", may_alias=True)
+def stop_gradient(xp: Any, x: Any) -> Any:
+    """The same value, through which no gradient flows."""
+    return x
+
+
+# No gradient rule is registered, so tapes never record stop_gradient: its output is a constant.
+
+
+# --- slicing ---------------------------------------------------------------------------------------
+
+
+def _normalize_key(key: Any) -> Any:
+    if isinstance(key, tuple):
+        return tuple(_normalize_key(k) for k in key)
+    if isinstance(key, TensorLike):
+        arr = key._data
+        if arr.dtype.kind == "b":
+            return arr
+        return arr if arr.ndim else int(backend.to_host(arr))
+    if isinstance(key, list):
+        return np.asarray(key)
+    if isinstance(key, slice):
+        parts = [int(p) if isinstance(p, TensorLike) else p for p in (key.start, key.stop, key.step)]
+        return slice(*parts)
+    return key
+
+
+@op("strided_slice", 1, may_alias=True)
+def _getitem(xp: Any, x: Any, key: Any) -> Any:
+    if x.ndim == 0 and key != ():
+        raise errors.InvalidArgumentError(
+            None, "strided_slice", "Index out of range: cannot index a scalar (rank-0) tensor."
+        )
+    try:
+        return x[key]
+    except IndexError as err:
+        raise errors.InvalidArgumentError(
+            None, "strided_slice", f"Slicing a tensor of shape {tuple(x.shape)} with {key!r}: {err}"
+        ) from None
+
+
+@_getitem.grad
+def _(dy: Any, out: Any, x: Any, key: Any) -> Any:
+    return _getitem_grad(dy, tuple(x._data.shape), key)
+
+
+@op("strided_slice_grad")
+def _getitem_grad(xp: Any, dy: Any, shape: tuple[int, ...], key: Any) -> Any:
+    dx = xp.zeros(shape, dtype=dy.dtype)
+    if _is_basic(key):
+        dx[key] = dy
+    else:
+        xp.add.at(dx, key, dy)
+    return dx
+
+
+@_getitem_grad.grad
+def _(ddx: Any, out: Any, dy: Any, shape: Any, key: Any) -> Any:
+    return _getitem(ddx, key)
+
+
+def _is_basic(key: Any) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, int | slice) for k in keys)
+
+
+def getitem(x: Any, key: Any) -> Tensor:
+    """`x[key]`: ints, slices (negative steps too), `...`, `None`, int and bool index tensors."""
+    return _getitem(x, _normalize_key(key))
+
+
+def _variable_getitem(v: Variable, key: Any) -> Tensor:
+    key = _normalize_key(key)
+    out = _getitem(v, key)
+    out._src = (v, key)
+    return out
+
+
+# --- shape manipulation ------------------------------------------------------------------------------
+
+
+@op("transpose", 1, may_alias=True)
+def _transpose(xp: Any, x: Any, perm: tuple[int, ...]) -> Any:
+    return xp.transpose(x, perm)
+
+
+@_transpose.grad
+def _(dy: Any, out: Any, x: Any, perm: tuple[int, ...]) -> Any:
+    return _transpose(dy, tuple(int(i) for i in np.argsort(perm)))
+
+
+def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | None = None) -> Tensor:
+    """Permute axes (reverse them when `perm` is None)."""
+    x = a if isinstance(a, TensorLike) else convert_to_tensor(a)
+    nd = x._data.ndim
+    if perm is None:
+        perm = tuple(reversed(np.arange(nd).tolist()))
+    else:
+        perm = tuple(int(p) for p in (perm.numpy() if isinstance(perm, TensorLike) else perm))
+        if sorted(p % nd for p in perm) != list(np.arange(nd)):
+            raise errors.InvalidArgumentError(
+                None, "transpose", f"transpose: perm {list(perm)} is not a permutation of {nd} axes."
+            )
+        perm = tuple(p % nd for p in perm)
+    return _transpose(x, perm)
+
+
+def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # noqa: A002
+    x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
+    shape = list(x._data.shape)
+    nd = len(shape) + 1
+    if not -nd <= int(axis) < nd:
+        raise errors.InvalidArgumentError(
+            None, "expand_dims", f"expand_dims: axis {axis} is out of range for rank {nd - 1}."
+        )
+    shape.insert(int(axis) % nd, 1)
+    return reshape(x, shape)
+
+
+def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
+    x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
+    shape = list(x._data.shape)
+    axes = _norm_axis(axis, len(shape), "squeeze")
+    if axes is None:
+        new = [d for d in shape if d != 1]
+    else:
+        for a in axes:
+            if shape[a] != 1:
+                raise errors.InvalidArgumentError(
+                    None, "squeeze", f"squeeze: cannot squeeze axis {a} of size {shape[a]} (shape {shape})."
+                )
+        new = [d for i, d in enumerate(shape) if i not in axes]
+    return reshape(x, new)
+
+
+@op("concat", list_input=True)
+def _concat(xp: Any, values: list[Any], axis: int) -> Any:
+    return xp.concatenate(values, axis=axis)
+
+
+@_concat.grad
+def _(dy: Any, out: Any, values: list[Any], axis: int) -> Any:
+    sizes = [v._data.shape[axis] for v in values]
+    return list(split(dy, sizes, axis=axis))
+
+
+def concat(values: Any, axis: int, name: str | None = None) -> Tensor:
+    """Join tensors along an existing axis."""
+    values = list(values)
+    if not values:
+        raise ValueError("concat needs at least one tensor.")
+    if len(values) == 1:
+        return identity(values[0])
+    first = values[0] if isinstance(values[0], TensorLike) else convert_to_tensor(values[0])
+    return _concat(values, _norm_axis(int(axis), first._data.ndim, "concat")[0])
+
+
+@op("stack", list_input=True)
+def _stack(xp: Any, values: list[Any], axis: int) -> Any:
+    return xp.stack(values, axis=axis)
+
+
+@_stack.grad
+def _(dy: Any, out: Any, values: list[Any], axis: int) -> Any:
+    return list(unstack(dy, axis=axis))
+
+
+def stack(values: Any, axis: int = 0, name: str | None = None) -> Tensor:
+    """Join tensors of equal shape along a new axis."""
+    values = list(values)
+    if not values:
+        raise ValueError("stack needs at least one tensor.")
+    first = values[0] if isinstance(values[0], TensorLike) else convert_to_tensor(values[0])
+    return _stack(values, _norm_axis(int(axis), first._data.ndim + 1, "stack")[0])
+
+
+@op("unstack", multi_out=True)
+def _unstack(xp: Any, x: Any, axis: int) -> Any:
+    return [xp.take(x, i, axis=axis) for i in np.arange(x.shape[axis])]
+
+
+@_unstack.grad
+def _(dys: Any, outs: Any, x: Any, axis: int) -> Any:
+    return _stack(list(dys), axis)
+
+
+def unstack(value: Any, num: int | None = None, axis: int = 0, name: str | None = None) -> list:
+    x = value if isinstance(value, TensorLike) else convert_to_tensor(value)
+    return list(_unstack(x, _norm_axis(axis, x._data.ndim, "unstack")[0]))
+
+
+@op("split", multi_out=True)
+def _split(xp: Any, x: Any, sizes: tuple[int, ...], axis: int) -> Any:
+    bounds = np.cumsum(sizes)[:-1].tolist()
+    return xp.split(x, bounds, axis=axis)
+
+
+@_split.grad
+def _(dys: Any, outs: Any, x: Any, sizes: Any, axis: int) -> Any:
+    return _concat(list(dys), axis)
+
+
+def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None,
+          name: str | None = None) -> list:  # fmt: skip
+    """Split into `n` equal parts or parts of the given sizes (one may be -1)."""
+    x = value if isinstance(value, TensorLike) else convert_to_tensor(value)
+    ax = _norm_axis(int(axis), x._data.ndim, "split")[0]
+    n = x._data.shape[ax]
+    if isinstance(num_or_size_splits, int | np.integer):
+        k = int(num_or_size_splits)
+        if k <= 0 or n % k:
+            raise errors.InvalidArgumentError(
+                None, "split", f"split: dimension {ax} of size {n} cannot be split into {k} equal parts."
+            )
+        sizes = (n // k,) * k
+    else:
+        sizes = list(_shape_or_list(num_or_size_splits))
+        if sizes.count(-1) == 1:
+            sizes[sizes.index(-1)] = n - (sum(sizes) + 1)
+        if sum(sizes) != n or any(s < 0 for s in sizes):
+            raise errors.InvalidArgumentError(
+                None, "split", f"split: sizes {sizes} do not add up to dimension {ax} of size {n}."
+            )
+    return list(_split(x, tuple(sizes), ax))
+
+
+def _shape_or_list(v: Any) -> list[int]:
+    if isinstance(v, TensorLike):
+        return [int(i) for i in backend.to_host(v._data).tolist()]
+    return [int(i) for i in v]
+
+
+# --- shape queries -----------------------------------------------------------------------------------
+
+
+def shape(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor:  # noqa: A002
+    x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
+    device = x._device
+    return Tensor(device.xp.asarray(x._data.shape, dtype=dtypes.as_dtype(out_type).np), device)
+
+
+def size(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor:  # noqa: A002
+    x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
+    return Tensor(x._device.xp.asarray(x._data.size, dtype=dtypes.as_dtype(out_type).np), x._device)
+
+
+def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
+    return Tensor(x._device.xp.asarray(x._data.ndim, dtype=np.int32), x._device)
+
+
+__all__ = [
+    "TensorShape", "concat", "constant", "expand_dims", "eye", "fill", "getitem", "identity",
+    "linspace", "ones", "range", "rank", "shape", "size", "split", "squeeze", "stack",
+    "stop_gradient", "transpose", "unstack", "zeros", "zeros_like",
+]  # fmt: skip

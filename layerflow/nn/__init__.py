@@ -1,0 +1,3 @@
+"""`tf.nn`: activations, losses and layers' building blocks."""
+
+from layerflow._src.ops.math_ops import relu, sigmoid, tanh
