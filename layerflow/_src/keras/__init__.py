@@ -1,0 +1,1 @@
+"""The Keras API: engine (Layer, Model, Sequential, functional), layers, training, saving."""

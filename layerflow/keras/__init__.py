@@ -1,0 +1,31 @@
+"""`tf.keras`: the Keras model API. Submodules and classes are imported on first use."""
+
+import importlib
+
+_SUBMODULES = {
+    "layers", "models", "initializers", "activations", "regularizers", "constraints", "losses",
+    "optimizers", "metrics", "callbacks", "datasets", "utils", "backend", "saving", "mixed_precision",
+}  # fmt: skip
+
+_NAMES = {
+    "Model": ("layerflow._src.keras.engine.training", "Model"),
+    "Sequential": ("layerflow._src.keras.engine.sequential", "Sequential"),
+    "Input": ("layerflow._src.keras.engine.functional", "Input"),
+    "InputSpec": ("layerflow._src.keras.engine.input_spec", "InputSpec"),
+    "Layer": ("layerflow._src.keras.engine.base_layer", "Layer"),
+}
+
+__version__ = "2.10.0"
+
+
+def __getattr__(name):  # noqa: ANN001, ANN202 - module hook
+    if name in _SUBMODULES:
+        module = importlib.import_module(f"layerflow.keras.{name}")
+        globals()[name] = module
+        return module
+    target = _NAMES.get(name)
+    if target is None:
+        raise AttributeError(f"module 'layerflow.keras' has no attribute {name!r}")
+    value = getattr(importlib.import_module(target[0]), target[1])
+    globals()[name] = value
+    return value
