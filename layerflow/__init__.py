@@ -140,10 +140,12 @@ def __getattr__(name: str):  # noqa: ANN202 - module hook
 
 
 def _lazy_functions() -> dict:
-    """TF's top-level initializer aliases, which live in keras (imported on first use)."""
+    """TF's top-level initializer aliases, which live in keras, and tf.Module (first use)."""
+    from layerflow._src.framework.module import Module
     from layerflow._src.keras import initializers as init
 
     return {
+        "Module": Module,
         "random_normal_initializer": init.RandomNormal,
         "random_uniform_initializer": init.RandomUniform,
         "zeros_initializer": init.Zeros,
