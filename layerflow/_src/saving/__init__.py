@@ -1,0 +1,1 @@
+"""Saving and loading: weight files, tensors, checkpoints (format-level, below keras)."""
