@@ -1,0 +1,390 @@
+"""The `Optimizer` base class (Keras 2.11+ API): slots, learning rate, clipping, weight decay.
+
+Subclasses implement `build(var_list)` (create slots with `add_variable_from_reference`) and
+`update_step(gradient, variable)`. Built-in rules update `variable._data` in place through
+per-variable scratch buffers, so a step allocates no new parameter-sized arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from layerflow._src.autodiff.tape import GradientTape
+from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.framework.trackable import Trackable
+from layerflow._src.framework.variables import Variable
+from layerflow._src.keras.optimizers.schedules import LearningRateSchedule
+from layerflow._src.utils import naming
+
+
+class _VariableList(list):
+    """A list that may also be called, so both `opt.variables` (Keras 3) and
+    `opt.variables()` (TF 2.10's OptimizerV2) work."""
+
+    def __call__(self) -> list[Any]:
+        return list(self)
+
+
+def _array(value: Any, like: Any) -> Any:
+    if isinstance(value, TensorLike):
+        return value._data
+    return like._device.xp.asarray(np.asarray(value, dtype=like._data.dtype))
+
+
+class Optimizer(Trackable):
+    """Base class of optimizers; subclass it with `build` and `update_step`.
+
+    >>> import layerflow as tf
+    >>> class PlainSGD(tf.keras.optimizers.Optimizer):
+    ...     def __init__(self, learning_rate=0.1, name="PlainSGD", **kwargs):
+    ...         super().__init__(name=name, **kwargs)
+    ...         self._learning_rate = self._build_learning_rate(learning_rate)
+    ...     def update_step(self, gradient, variable):
+    ...         variable.assign_sub(gradient * self.learning_rate)
+    >>> v = tf.Variable(1.0)
+    >>> PlainSGD().apply_gradients([(tf.constant(2.0), v)]) is not None
+    True
+    >>> round(float(v), 4)
+    0.8
+    """
+
+    def __init__(
+        self,
+        name: str,
+        weight_decay: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
+        global_clipnorm: float | None = None,
+        use_ema: bool = False,
+        ema_momentum: float = 0.99,
+        ema_overwrite_frequency: int | None = None,
+        jit_compile: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        for legacy in ("lr", "decay"):
+            if legacy in kwargs:
+                if legacy == "lr":
+                    kwargs.setdefault("learning_rate", kwargs.pop("lr"))
+                elif kwargs.pop("decay"):
+                    raise ValueError(
+                        f"{name}: `decay` is deprecated; use a learning rate schedule such as "
+                        "tf.keras.optimizers.schedules.InverseTimeDecay instead."
+                    )
+        kwargs.pop("learning_rate", None)
+        unknown = sorted(k for k in kwargs if k not in ("is_legacy_optimizer",))
+        if unknown:
+            raise TypeError(f"{name}: unexpected keyword arguments {unknown}.")
+        if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(
+                f"{name}: at most one of clipnorm, clipvalue and global_clipnorm may be set, got "
+                f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}."
+            )
+        for arg, val in (("clipnorm", clipnorm), ("global_clipnorm", global_clipnorm)):
+            if val is not None and val <= 0:
+                raise ValueError(f"{name}: {arg} must be > 0, got {val}.")
+        self.name = name
+        self.weight_decay = weight_decay
+        self.clipnorm = clipnorm
+        self.clipvalue = clipvalue
+        self.global_clipnorm = global_clipnorm
+        self.use_ema = use_ema
+        self.ema_momentum = ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        self.jit_compile = jit_compile
+        with naming.name_scope(None):
+            self._iterations = Variable(np.int64(0), trainable=False, name="iteration")
+        self._variables: list[Variable] = [self._iterations]
+        self._slots: dict[int, dict[str, Variable]] = {}
+        self._scratch: dict[int, Any] = {}
+        self._built = False
+        self._known: set[int] = set()
+        self._exclude_ids: set[int] = set()
+        self._exclude_names: tuple[str, ...] = ()
+        self._learning_rate: Any = None
+
+    # --- learning rate --------------------------------------------------------------------
+    def _build_learning_rate(self, learning_rate: Any) -> Any:
+        if isinstance(learning_rate, LearningRateSchedule):
+            return learning_rate
+        if callable(learning_rate) and not isinstance(learning_rate, TensorLike):
+            return learning_rate
+        try:
+            value = float(learning_rate)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{self.name}: learning_rate must be a float, a tensor or a "
+                f"LearningRateSchedule, got {type(learning_rate).__name__}."
+            ) from None
+        with naming.name_scope(None):
+            return Variable(np.float32(value), trainable=False, name="learning_rate")
+
+    @property
+    def learning_rate(self) -> Any:
+        """The current learning rate: a float32 variable, or the schedule's value now."""
+        lr = self._learning_rate
+        if isinstance(lr, Variable):
+            return lr
+        if isinstance(lr, LearningRateSchedule):
+            return lr(self._iterations._data)
+        return Tensor(np.asarray(lr(), dtype=np.float32), self._iterations._device)
+
+    @learning_rate.setter
+    def learning_rate(self, value: Any) -> None:
+        if isinstance(value, LearningRateSchedule) or isinstance(
+            self._learning_rate, LearningRateSchedule
+        ):
+            if not isinstance(value, LearningRateSchedule):
+                raise TypeError(
+                    f"{self.name} was created with a learning rate schedule, so its learning "
+                    "rate cannot be set to a number. Create the optimizer with a float to "
+                    "change it by hand (or from a callback)."
+                )
+            self._learning_rate = value
+            return
+        self._learning_rate.assign(np.float32(float(value)))
+
+    lr = learning_rate
+
+    def _lr_value(self) -> float:
+        """The learning rate as a Python float for this step (read once per step)."""
+        lr = self._learning_rate
+        if isinstance(lr, Variable):
+            return float(lr._data)
+        if isinstance(lr, LearningRateSchedule):
+            return float(np.asarray(lr(int(self._iterations._data))))
+        return float(np.asarray(lr()))
+
+    @property
+    def iterations(self) -> Variable:
+        """The number of steps applied (an int64 variable)."""
+        return self._iterations
+
+    @iterations.setter
+    def iterations(self, value: Any) -> None:
+        self._iterations.assign(np.int64(int(value)))
+
+    @property
+    def variables(self) -> _VariableList:
+        """The optimizer's state: `iterations` then every slot, in creation order."""
+        return _VariableList(self._variables)
+
+    def _trackable_children(self) -> dict[str, Any]:
+        children: dict[str, Any] = {"iterations": self._iterations}
+        if isinstance(self._learning_rate, Variable):
+            children["learning_rate"] = self._learning_rate
+        children["slots"] = list(self._variables[1:])
+        return children
+
+    # --- slots ------------------------------------------------------------------------------
+    def build(self, var_list: list[Variable]) -> None:
+        """Create slots for `var_list`; subclasses call super().build(var_list) first."""
+        self._built = True
+
+    def add_variable_from_reference(self, model_variable: Variable, variable_name: str,
+                                    shape: Any = None, initial_value: Any = None) -> Variable:  # fmt: skip
+        """A slot variable shaped like `model_variable` (zeros unless `initial_value`)."""
+        ref = model_variable
+        xp = ref._device.xp
+        if initial_value is None:
+            shp = tuple(ref._data.shape) if shape is None else tuple(shape)
+            init = xp.zeros(shp, dtype=ref._data.dtype)
+        else:
+            init = _array(initial_value, ref)
+            if shape is not None:
+                init = xp.broadcast_to(init, tuple(shape))
+        base = ref.name[:-2] if ref.name.endswith(":0") else ref.name
+        with naming.name_scope(None):
+            slot = Variable(Tensor(init, ref._device), trainable=False,
+                            name=f"{self.name}/{variable_name}/{base}")  # fmt: skip
+        self._slots.setdefault(id(ref), {})[variable_name] = slot
+        self._variables.append(slot)
+        return slot
+
+    def add_variable(self, shape: Any, dtype: Any = None, initializer: str = "zeros",
+                     name: str | None = None) -> Variable:  # fmt: skip
+        value = np.zeros(tuple(shape), dtype=np.dtype(str(getattr(dtype, "name", dtype or "float32"))))
+        if initializer == "ones":
+            value += 1
+        with naming.name_scope(None):
+            v = Variable(value, trainable=False, name=name or "Variable")
+        self._variables.append(v)
+        return v
+
+    def get_slot(self, var: Variable, slot_name: str) -> Variable:
+        try:
+            return self._slots[id(var)][slot_name]
+        except KeyError:
+            have = sorted(self._slots.get(id(var), {}))
+            raise KeyError(
+                f"{self.name} has no slot {slot_name!r} for variable '{var.name}'; its slots "
+                f"for that variable are {have}."
+            ) from None
+
+    def _buffer(self, var: Variable) -> Any:
+        """A scratch array shaped like `var`, reused every step."""
+        buf = self._scratch.get(id(var))
+        if buf is None or buf.shape != var._data.shape or buf.dtype != var._data.dtype:
+            buf = var._device.xp.empty_like(var._data)
+            self._scratch[id(var)] = buf
+        return buf
+
+    # --- applying gradients -------------------------------------------------------------------
+    def exclude_from_weight_decay(self, var_list: Iterable[Variable] | None = None,
+                                  var_names: Iterable[str] | None = None) -> None:  # fmt: skip
+        """Variables (or name substrings) that `weight_decay` leaves alone."""
+        self._exclude_ids |= {id(v) for v in var_list or ()}
+        self._exclude_names = tuple(var_names or ())
+
+    def _clip(self, grads: list[Any]) -> list[Any]:
+        if self.clipvalue is not None:
+            c = float(self.clipvalue)
+            return [g._device.xp.clip(g._data, -c, c) for g in grads]
+        arrays = [g._data for g in grads]
+        if self.clipnorm is not None:
+            out = []
+            for a in arrays:
+                xp = a.__array_namespace__() if hasattr(a, "__array_namespace__") else np
+                norm = float(xp.sqrt(xp.sum(a * a)))
+                out.append(a * (self.clipnorm / norm) if norm > self.clipnorm else a)
+            return out
+        if self.global_clipnorm is not None:
+            total = float(np.sqrt(sum(float((a * a).sum()) for a in arrays)))
+            if total > self.global_clipnorm:
+                scale = self.global_clipnorm / total
+                return [a * a.dtype.type(scale) for a in arrays]
+        return arrays
+
+    def _decay_weights(self, variables: list[Variable], lr: float) -> None:
+        wd = self.weight_decay
+        if not wd:
+            return
+        for v in variables:
+            if id(v) in self._exclude_ids or any(n in v.name for n in self._exclude_names):
+                continue
+            v._data *= v._data.dtype.type(1.0 - lr * wd)
+
+    def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, Variable]], name: str | None = None,
+                        skip_gradients_aggregation: bool = False, **kwargs: Any) -> Variable:  # fmt: skip
+        """Apply one step of gradients; pairs whose gradient is None are skipped.
+
+        Returns `iterations` (after the increment), as Keras does.
+        """
+        pairs = list(grads_and_vars)
+        kept_g: list[Any] = []
+        kept_v: list[Variable] = []
+        for g, v in pairs:
+            if not isinstance(v, Variable):
+                raise TypeError(
+                    f"{self.name}.apply_gradients expects (gradient, tf.Variable) pairs, got a "
+                    f"{type(v).__name__} in the variable position."
+                )
+            if g is None:
+                continue
+            if not isinstance(g, TensorLike):
+                g = Tensor(_array(g, v), v._device)
+            if tuple(g._data.shape) != tuple(v._data.shape):
+                raise ValueError(
+                    f"{self.name}: the gradient for variable '{v.name}' has shape "
+                    f"{tuple(g._data.shape)} but the variable has shape {tuple(v._data.shape)}."
+                )
+            kept_g.append(g)
+            kept_v.append(v)
+        if not kept_v:
+            names = [v.name for _, v in pairs]
+            raise ValueError(
+                f"No gradients provided for any variable: {names}. Check that the loss is "
+                "computed from the variables inside the GradientTape."
+            )
+        known = self._known
+        if len(known) < len(kept_v) or any(id(v) not in known for v in kept_v):
+            # First step, or a model that grew: build slots for the variables never seen.
+            new = [v for v in kept_v if id(v) not in known]
+            self.build(new)
+            self._built = True
+            known.update(id(v) for v in new)
+        arrays = self._clip(kept_g)
+        lr = self._lr_value()
+        self._current_lr = lr
+        self._decay_weights(kept_v, lr)
+        self._apply(arrays, kept_g, kept_v, lr)
+        self._iterations._data += 1
+        for v in kept_v:
+            if v.constraint is not None:
+                v.assign(v.constraint(v))
+        return self._iterations
+
+    def _apply(self, arrays: list[Any], grads: list[Any], variables: list[Variable],
+               lr: float) -> None:  # fmt: skip
+        """Built-in optimizers override this with in-place array updates."""
+        for a, g, v in zip(arrays, grads, variables):
+            grad = g if a is g._data else Tensor(a, v._device)
+            self.update_step(grad, v)
+
+    def update_step(self, gradient: Any, variable: Variable) -> None:
+        raise NotImplementedError(
+            f"Optimizer '{type(self).__name__}' must implement update_step(gradient, variable)."
+        )
+
+    def minimize(self, loss: Any, var_list: Any, tape: GradientTape | None = None) -> Variable:
+        """Compute gradients of `loss` for `var_list` and apply them.
+
+        `loss` is a tensor (then `tape` must be the tape that recorded it) or a zero-argument
+        callable; `var_list` is a list of variables or a callable returning one.
+        """
+        if callable(loss) and not isinstance(loss, TensorLike):
+            with GradientTape() as tape:
+                value = loss()
+        else:
+            if tape is None:
+                raise ValueError(
+                    f"{self.name}.minimize: `tape` is required when `loss` is a tensor; pass the "
+                    "GradientTape that recorded it, or pass `loss` as a callable."
+                )
+            value = loss
+        if callable(var_list):
+            var_list = var_list()
+        var_list = list(var_list)
+        grads = tape.gradient(value, var_list)
+        return self.apply_gradients(zip(grads, var_list))
+
+    # --- config ---------------------------------------------------------------------------------
+    def get_config(self) -> dict[str, Any]:
+        lr = self._learning_rate
+        if isinstance(lr, Variable):
+            lr_conf: Any = float(lr._data)
+        elif isinstance(lr, LearningRateSchedule):
+            lr_conf = {"class_name": type(lr).__name__, "config": lr.get_config()}
+        else:
+            lr_conf = lr
+        return {
+            "name": self.name,
+            "learning_rate": lr_conf,
+            "weight_decay": self.weight_decay,
+            "clipnorm": self.clipnorm,
+            "clipvalue": self.clipvalue,
+            "global_clipnorm": self.global_clipnorm,
+            "use_ema": self.use_ema,
+            "ema_momentum": self.ema_momentum,
+            "ema_overwrite_frequency": self.ema_overwrite_frequency,
+            "jit_compile": self.jit_compile,
+            "is_legacy_optimizer": False,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None
+                    ) -> Optimizer:  # fmt: skip
+        config = dict(config)
+        config.pop("is_legacy_optimizer", None)
+        lr = config.get("learning_rate")
+        if isinstance(lr, dict):
+            from layerflow._src.keras.optimizers import schedules
+
+            config["learning_rate"] = schedules.deserialize(lr, custom_objects)
+        return cls(**config)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r} iterations={int(self._iterations._data)}>"
+
