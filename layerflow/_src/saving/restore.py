@@ -1,0 +1,356 @@
+"""Write a trackable graph to one weights file and restore it: validated, all-or-nothing, deferred.
+
+Keys are structural paths (`hidden/kernel`, `layers/1/bias`). A variable reachable by several
+paths is stored once under its first path; the others are recorded as aliases of it.
+
+Restoring into a graph whose parts are not built yet keeps their values: each unbuilt trackable
+gets `_pending_restore = {relative path: array}` (for a layer, the relative path is its weight
+name), which its `add_weight` consumes; a callback in `_post_build_callbacks` then reports file
+entries nothing claimed and variables the file lacked.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from layerflow._src import backend
+from layerflow._src.framework.trackable import Trackable, walk
+from layerflow._src.framework.variables import Variable
+from layerflow._src.saving import weights_file
+from layerflow._src.saving.weights_file import WeightsFileError
+
+FORMAT_NAME = "layerflow.weights"
+
+
+# --- the graph --------------------------------------------------------------------------------
+def variables_by_path(root: Any) -> list[tuple[str, Variable]]:
+    """(path, variable) for every path that reaches a variable, in walk order."""
+    return list(walk(root))
+
+
+def trackables_by_path(root: Any) -> Iterator[tuple[str, Any]]:
+    """(path, trackable) for every trackable reachable from `root`, the root as ''."""
+    seen: set[int] = set()
+
+    def visit(obj: Any, path: str) -> Iterator[tuple[str, Any]]:
+        if isinstance(obj, Variable):
+            return
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                yield from visit(v, f"{path}/{k}" if path else str(k))
+        elif isinstance(obj, list | tuple):
+            for i, v in enumerate(obj):
+                yield from visit(v, f"{path}/{i}" if path else str(i))
+        elif isinstance(obj, Trackable) and id(obj) not in seen:
+            seen.add(id(obj))
+            yield path, obj
+            for name, child in obj._trackable_children().items():
+                yield from visit(child, f"{path}/{name}" if path else name)
+            seen.discard(id(obj))
+
+    yield from visit(root, "")
+
+
+def _is_built(obj: Any) -> bool:
+    return getattr(obj, "built", True) is not False
+
+
+# --- saving -------------------------------------------------------------------------------------
+def save(
+    root: Any, path: str | os.PathLike, overwrite: bool = True, kind: str = FORMAT_NAME
+) -> None:
+    """Write every variable reachable from `root` to one safetensors file at `path`."""
+    tensors: dict[str, np.ndarray] = {}
+    names: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    stored_at: dict[int, str] = {}
+    for p, var in variables_by_path(root):
+        first = stored_at.get(id(var))
+        if first is not None:
+            aliases[p] = first
+            continue
+        stored_at[id(var)] = p
+        tensors[p] = backend.to_host(var._data)
+        names[p] = var.name
+    info = {"format": kind, "names": names, "aliases": aliases}
+    weights_file.write(path, tensors, info, overwrite=overwrite)
+
+
+# --- the status -------------------------------------------------------------------------------
+class LoadStatus:
+    """What a load did, like TF's `CheckpointLoadStatus`.
+
+    `loaded`: paths assigned; `skipped`: (path, reason) pairs a partial load left out;
+    `pending`: file entries waiting for variables that are not created yet.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.loaded: list[str] = []
+        self.skipped: list[tuple[str, str]] = []
+        self.missing: list[str] = []
+        self.unexpected: list[str] = []
+        self._pending: list[tuple[Any, str, str]] = []  # (owner, key in owner, full path)
+        self._partial = False
+
+    @property
+    def pending(self) -> list[str]:
+        return [full for owner, rel, full in self._pending if rel in _pending_of(owner)]
+
+    def expect_partial(self) -> LoadStatus:
+        """Silence reports of unmatched entries, now and when deferred parts are built."""
+        self._partial = True
+        return self
+
+    def assert_consumed(self) -> LoadStatus:
+        """Raise AssertionError unless every file entry and every variable was matched."""
+        problems = self._problems()
+        if self.pending:
+            problems.append(f"waiting for variables not created yet: {self.pending}")
+        if problems:
+            raise AssertionError(f"Loading '{self.path}' was not complete: " + "; ".join(problems))
+        return self
+
+    def assert_existing_objects_matched(self) -> LoadStatus:
+        """Raise AssertionError if an existing variable got no value from the file."""
+        if self.missing:
+            raise AssertionError(
+                f"'{self.path}' holds no value for existing variables: {self.missing}"
+            )
+        return self
+
+    def assert_nontrivial_match(self) -> LoadStatus:
+        if not self.loaded and not self.pending:
+            raise AssertionError(f"Nothing in '{self.path}' matched the object being restored.")
+        return self
+
+    def run_restore_ops(self, session: Any = None) -> None:
+        """Eager: everything already ran (TF 1 compatibility)."""
+
+    def initialize_or_restore(self, session: Any = None) -> None:
+        """Eager: everything already ran (TF 1 compatibility)."""
+
+    def _problems(self) -> list[str]:
+        out = []
+        if self.missing:
+            out.append(f"variables the file does not hold: {self.missing}")
+        if self.unexpected:
+            out.append(f"file entries no variable claimed: {self.unexpected}")
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"<LoadStatus '{self.path}': {len(self.loaded)} loaded, {len(self.skipped)} skipped, "
+            f"{len(self.pending)} pending>"
+        )
+
+
+def _pending_of(obj: Any) -> dict[str, Any]:
+    return getattr(obj, "_pending_restore", None) or {}
+
+
+def _mismatch_error(path: str, lines: list[str], hint: str) -> ValueError:
+    body = "\n".join(f"  - {line}" for line in lines)
+    return ValueError(
+        f"Cannot load weights from '{path}': {len(lines)} problem(s), nothing was assigned.\n"
+        f"{body}\n{hint}"
+    )
+
+
+_HINT = (
+    "The file's keys are structural paths (attribute names and list indices). Build the same "
+    "architecture, or pass skip_mismatch=True (or by_name=True) to load what matches and get a "
+    "report of what was skipped."
+)
+
+
+# --- loading ------------------------------------------------------------------------------------
+def load(
+    root: Any,
+    path: str | os.PathLike,
+    skip_mismatch: bool = False,
+    by_name: bool = False,
+) -> LoadStatus:
+    """Validate the file against `root`'s variables, then assign (or defer) every value."""
+    path = os.fspath(path)
+    header, info = weights_file.read_header(path)
+    aliases = info.get("aliases", {})
+    names = info.get("names", {})
+    if not isinstance(aliases, dict) or any(t not in header for t in aliases.values()):
+        raise WeightsFileError(f"Cannot read weights file '{path}': its alias table is damaged.")
+    # Every path the file can answer, and the stored key that answers it.
+    source = {k: k for k in header} | dict(aliases)
+    status = LoadStatus(path)
+    partial = skip_mismatch or by_name
+    status._partial = partial
+
+    model = variables_by_path(root)
+    if by_name:
+        by_display = {names.get(k): k for k in header if names.get(k)}
+        plan = [(p, v, by_display.get(v.name)) for p, v in model]
+    else:
+        plan = [(p, v, source.get(p)) for p, v in model]
+
+    owners = {p: t for p, t in trackables_by_path(root)}
+    problems: list[str] = []
+    assign: list[tuple[str, Variable, str]] = []
+    claimed: set[str] = set()
+    for p, var, key in plan:
+        if key is None:
+            status.missing.append(p)
+            continue
+        claimed.add(p if not by_name else key)
+        entry = header[key]
+        want_shape, want_dtype = tuple(var.shape.as_list()), np.dtype(var.dtype.np)
+        got_shape, got_dtype = tuple(entry["shape"]), weights_file.entry_dtype(entry)
+        if got_shape != want_shape or got_dtype != want_dtype:
+            reason = (
+                f"'{p}' ({var.name}): the model has shape {want_shape} {want_dtype}, the file has "
+                f"'{key}' of shape {got_shape} {got_dtype or entry['dtype']}"
+            )
+            if skip_mismatch:
+                status.skipped.append((p, reason))
+            else:
+                problems.append(reason)
+            continue
+        assign.append((p, var, key))
+    for p in status.missing:
+        problems.append(f"'{p}': the model has this variable, the file does not")
+
+    # File entries no existing variable claimed: deferred if their owner is not built yet.
+    deferred: list[tuple[Any, str, str, str]] = []  # (owner, rel, full path, stored key)
+    leftovers = [] if by_name else [p for p in source if p not in claimed]
+    for p in leftovers:
+        owner_path = _owner_path(p, owners)
+        chain = [owners[q] for q in _prefixes(owner_path) if q in owners]
+        if owner_path is not None and not all(_is_built(t) for t in chain):
+            deferred.append((owners[owner_path], p[len(owner_path) + 1 :] if owner_path else p,
+                             p, source[p]))  # fmt: skip
+        else:
+            status.unexpected.append(p)
+            problems.append(f"'{p}': the file has this entry, the model has no such variable")
+    if by_name:
+        used = {key for _, _, key in plan if key is not None}
+        status.unexpected.extend(k for k in header if k not in used)
+
+    if problems and not partial:
+        raise _mismatch_error(path, problems, _HINT)
+    if partial:
+        status.skipped.extend((p, "the model has no such variable") for p in status.missing)
+        status.skipped.extend((p, "the file entry matched no variable") for p in status.unexpected)
+
+    needed = {key for _, _, key in assign} | {key for *_, key in deferred}
+    arrays, _ = weights_file.read(path, needed)  # every byte verified before anything changes
+    for p, var, key in assign:
+        var._data[...] = backend.to_device(arrays[key], var._device)
+        status.loaded.append(p)
+    for owner, rel, full, key in deferred:
+        pending = getattr(owner, "_pending_restore", None)
+        if pending is None:
+            pending = {}
+            owner._pending_restore = pending
+        pending[rel] = arrays[key]
+        status._pending.append((owner, rel, full))
+    if deferred:
+        _register_callbacks(root, owners, status, source, header)
+    return status
+
+
+def _prefixes(path: str | None) -> list[str]:
+    if path is None:
+        return []
+    parts = path.split("/") if path else []
+    return [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _owner_path(path: str, owners: dict[str, Any]) -> str | None:
+    """The deepest reachable trackable whose path is a proper prefix of `path`."""
+    parts = path.split("/")
+    for i in range(len(parts) - 1, -1, -1):
+        candidate = "/".join(parts[:i])
+        if candidate in owners:
+            return candidate
+    return None
+
+
+def _register_callbacks(
+    root: Any, owners: dict[str, Any], status: LoadStatus, source: dict, header: dict
+) -> None:
+    """Hook the check onto the outermost trackables that run post-build callbacks."""
+    hooks: list[tuple[str, Any]] = []
+    for p, t in sorted(owners.items(), key=lambda item: item[0].count("/") + bool(item[0])):
+        if not isinstance(getattr(t, "_post_build_callbacks", None), list) or _is_built(t):
+            continue
+        if not any(h == "" or p == h or p.startswith(h + "/") for h, _ in hooks):
+            hooks.append((p, t))
+    for hook_path, hook in hooks:
+        hook._post_build_callbacks.append(_after_build(hook, hook_path, status, source, header))
+
+
+def _after_build(hook: Any, hook_path: str, status: LoadStatus, source: dict, header: dict) -> Any:
+    def check() -> None:
+        if check in hook._post_build_callbacks:
+            hook._post_build_callbacks.remove(check)
+        prefix = hook_path + "/" if hook_path else ""
+        model = {prefix + p: v for p, v in variables_by_path(hook)}
+        problems: list[str] = []
+        late: list[tuple[str, Variable, np.ndarray]] = []
+        for owner, rel, full in status._pending:
+            if not full.startswith(prefix):
+                continue
+            pending = _pending_of(owner)
+            if rel not in pending:
+                status.loaded.append(full)
+                continue
+            value = pending.pop(rel)
+            var = model.get(full)
+            if var is None:
+                status.unexpected.append(full)
+                problems.append(
+                    f"'{full}': the file has this entry, the model has no such variable"
+                )
+            elif tuple(var.shape.as_list()) != value.shape or var._data.dtype != value.dtype:
+                problems.append(
+                    f"'{full}' ({var.name}): the model has shape {tuple(var.shape.as_list())} "
+                    f"{var.dtype.name}, the file has {value.shape} {value.dtype}"
+                )
+            else:
+                late.append((full, var, value))  # created without consulting the pending values
+        for full in model:
+            if full not in source and full not in status.missing:
+                status.missing.append(full)
+                problems.append(f"'{full}': the model has this variable, the file does not")
+        for full, var, value in late:
+            var._data[...] = backend.to_device(value, var._device)
+            status.loaded.append(full)
+        if problems and not status._partial:
+            raise _mismatch_error(
+                status.path,
+                problems,
+                "These were found when the model was built, after load_weights kept the file's "
+                "values for it. " + _HINT + " Or call status.expect_partial() before the first "
+                "call.",
+            )
+        status.skipped.extend((p, "unmatched when the model was built") for p in problems)
+
+    return check
+
+
+def describe(path: str | os.PathLike) -> dict[str, Any]:
+    """The file's entries (path -> shape, dtype, display name) without reading the data.
+
+    >>> # describe("mlp.params")["hidden/kernel"] -> {'shape': [20, 256], 'dtype': 'F32', ...}
+    """
+    header, info = weights_file.read_header(path)
+    names = info.get("names", {})
+    out = {
+        k: {"shape": e["shape"], "dtype": e["dtype"], "name": names.get(k)}
+        for k, e in header.items()
+    }
+    for alias, key in info.get("aliases", {}).items():
+        out[alias] = dict(out[key], alias_of=key)
+    return out
