@@ -153,6 +153,8 @@ def serialize(regularizer: Any) -> Any:
 
 def deserialize(config: Any, custom_objects: dict | None = None) -> Any:
     """A regularizer from `serialize`'s output or a name ('l1', 'l2', 'l1_l2')."""
+    if config == "l1_l2":  # Keras 2: the name means the regularizer, not the factory function
+        return L1L2(l1=0.01, l2=0.01)
     return serialization.deserialize_keras_object(
         config, _MODULE_OBJECTS, custom_objects, printable_module_name="regularizer"
     )
