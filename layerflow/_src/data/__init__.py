@@ -1,0 +1,1 @@
+"""tf.data: input pipelines (L5). See dataset.py."""
