@@ -2,6 +2,8 @@
 
 from layerflow._src.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 
+__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinality"]
+
 
 def cardinality(dataset):  # noqa: ANN001, ANN201 - mirrors TF's signature
     """The dataset's cardinality as an int64 scalar (-1 infinite, -2 unknown).

@@ -197,14 +197,14 @@ class Dataset:
 
     @staticmethod
     def from_generator(generator: Callable[..., Any], output_types: Any = None,
-                       output_shapes: Any = None, args: Any = None,
-                       output_signature: Any = None, name: str | None = None) -> Dataset:  # fmt: skip
+                       output_shapes: Any = None, args: Any = None, output_signature: Any = None,
+                       name: str | None = None) -> Dataset:  # fmt: skip
         """Elements produced by calling `generator(*args)` anew for each pass.
 
         >>> import layerflow as tf
         >>> def gen():
         ...     yield from range(3)
-        >>> ds = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec((), tf.int32))
+        >>> ds = tf.data.Dataset.from_generator(gen, output_types=tf.int32, output_shapes=())
         >>> [int(x) for x in ds]
         [0, 1, 2]
         """

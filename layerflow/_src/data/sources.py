@@ -38,7 +38,7 @@ class TensorSliceDataset(Dataset):
         element = structure.normalize(tensors)
         leaves = structure.flatten(element)
         if not leaves:
-            raise ValueError("from_tensor_slices needs at least one tensor, got an empty structure.")
+            raise ValueError("from_tensor_slices needs at least one tensor, got an empty one.")
         for i, t in enumerate(leaves):
             if t.ndim == 0:
                 raise ValueError(

@@ -120,9 +120,7 @@ class UnbatchDataset(_Unary):
                     f"{structure.describe(element)}.",
                 )  # fmt: skip
             for i in range(sizes.pop()):
-                yield structure.pack(
-                    element, [Tensor(t._data[i, ...], t._device) for t in leaves]
-                )
+                yield structure.pack(element, [Tensor(t._data[i, ...], t._device) for t in leaves])
 
     def _cardinality(self) -> int:
         n = self._input._cardinality()
@@ -260,9 +258,7 @@ class FilterDataset(_Unary):
                     )
                 keep = bool(keep)
             elif not isinstance(keep, bool | np.bool_):
-                raise TypeError(
-                    f"filter: the predicate must return a scalar bool, got {keep!r}."
-                )
+                raise TypeError(f"filter: the predicate must return a scalar bool, got {keep!r}.")
             if keep:
                 yield element
 
