@@ -109,6 +109,8 @@ class LoadStatus:
     def assert_consumed(self) -> LoadStatus:
         """Raise AssertionError unless every file entry and every variable was matched."""
         problems = self._problems()
+        if self.skipped:
+            problems.append(f"skipped: {[p for p, _ in self.skipped]}")
         if self.pending:
             problems.append(f"waiting for variables not created yet: {self.pending}")
         if problems:

@@ -64,7 +64,7 @@ def _damaged(path: Any, what: str) -> WeightsFileError:
 def tensor_crc(key_dtype: str, shape: tuple[int, ...], data: Any) -> int:
     """CRC-32 over a tensor's dtype code, shape and bytes (flips in any of them show)."""
     head = f"{key_dtype}{list(shape)}".encode()
-    return zlib.crc32(memoryview(np.ascontiguousarray(data)).cast("B"), zlib.crc32(head))
+    return zlib.crc32(memoryview(np.asarray(data, order="C")).cast("B"), zlib.crc32(head))
 
 
 # --- writing ------------------------------------------------------------------------------------
@@ -76,9 +76,10 @@ def atomic_write(path: str | os.PathLike, overwrite: bool = True) -> Iterator[st
 
     >>> import os, tempfile
     >>> target = os.path.join(tempfile.mkdtemp(), "f.bin")
-    >>> with atomic_write(target) as tmp:
-    ...     _ = open(tmp, "wb").write(b"ok")
-    >>> open(target, "rb").read()
+    >>> with atomic_write(target) as tmp, open(tmp, "wb") as f:
+    ...     _ = f.write(b"ok")
+    >>> with open(target, "rb") as f:
+    ...     f.read()
     b'ok'
     """
     path = os.fspath(path)
@@ -132,7 +133,7 @@ def write(
     >>> import os, tempfile, numpy as np
     >>> p = os.path.join(tempfile.mkdtemp(), "w.safetensors")
     >>> write(p, {"a/kernel": np.ones((2, 2), np.float32)})
-    >>> read(p)[0]["a/kernel"].sum()
+    >>> float(read(p)[0]["a/kernel"].sum())
     4.0
     """
     from safetensors.numpy import save_file
@@ -140,7 +141,7 @@ def write(
     arrays: dict[str, np.ndarray] = {}
     crcs: dict[str, int] = {}
     for key, value in tensors.items():
-        arr = np.ascontiguousarray(value)
+        arr = np.asarray(value, order="C")  # ascontiguousarray makes 0-d arrays 1-d
         code = _CODE_OF.get(arr.dtype.name)
         if code is None:
             raise TypeError(
@@ -272,9 +273,10 @@ def read(path: str | os.PathLike, keys: Any = None) -> tuple[dict[str, np.ndarra
 
         with safe_open(path, framework="np") as f:
             for key in wanted:
-                arr = f.get_tensor(key)
+                entry = header[key]
+                # safetensors' NumPy frontend returns 0-d tensors as shape (1,).
+                arr = f.get_tensor(key).reshape(entry["shape"])
                 if crcs is not None:
-                    entry = header[key]
                     if tensor_crc(entry["dtype"], tuple(entry["shape"]), arr) != crcs[key]:
                         raise _damaged(path, f"the data of '{key}' fails its checksum")
                 out[key] = arr
