@@ -3,6 +3,7 @@
 This module only re-exports; the implementation lives in `layerflow._src`.
 """
 
+from layerflow import config, errors, linalg, math, nest, nn, random
 from layerflow._src.autodiff.custom_gradient import custom_gradient
 from layerflow._src.autodiff.function import function
 from layerflow._src.autodiff.tape import GradientTape
@@ -11,7 +12,6 @@ from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.dtypes import (
     DType,
     as_dtype,
-    bool_ as bool,  # noqa: A004 - TF's name
     complex64,
     complex128,
     double,
@@ -28,6 +28,9 @@ from layerflow._src.framework.dtypes import (
     uint16,
     uint32,
     uint64,
+)
+from layerflow._src.framework.dtypes import (
+    bool_ as bool,  # noqa: A004 - TF's name
 )
 from layerflow._src.framework.tensor import Tensor, is_tensor
 from layerflow._src.framework.tensor_shape import TensorShape
@@ -58,6 +61,23 @@ from layerflow._src.ops.array_ops import (
     transpose,
     unstack,
     zeros,
+)
+from layerflow._src.ops.elementwise_ops import (
+    clip_by_value,
+    cos,
+    log1p,
+    rsqrt,
+    sin,
+)
+from layerflow._src.ops.gather_ops import (
+    boolean_mask,
+    gather,
+    gather_nd,
+    one_hot,
+    pad,
+    reverse,
+    scatter_nd,
+    tile,
 )
 from layerflow._src.ops.math_ops import (
     abs,  # noqa: A004 - TF's name
@@ -99,9 +119,23 @@ from layerflow._src.ops.math_ops import (
     where,
     zeros_like,
 )
+from layerflow._src.ops.reduce_ops import (
+    add_n,
+    argmax,
+    argmin,
+    argsort,
+    clip_by_global_norm,
+    clip_by_norm,
+    cumsum,
+    norm,
+    reduce_all,
+    reduce_any,
+    reduce_logsumexp,
+    reduce_prod,
+    sort,
+    unique,
+)
 from layerflow._src.utils.naming import name_scope
-
-from layerflow import config, errors, linalg, math, nest, nn, random
 
 device = _DeviceContext
 

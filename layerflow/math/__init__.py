@@ -1,5 +1,27 @@
 """`tf.math`: elementwise math, reductions and their aliases."""
 
+from layerflow._src.ops.elementwise_ops import (
+    acos,
+    asin,
+    atan,
+    ceil,
+    cos,
+    cosh,
+    erf,
+    expm1,
+    floor,
+    is_finite,
+    is_inf,
+    is_nan,
+    log1p,
+    log_sigmoid,
+    reciprocal,
+    round,
+    rsqrt,
+    sin,
+    sinh,
+    tan,
+)
 from layerflow._src.ops.math_ops import (
     abs,
     add,
@@ -36,4 +58,19 @@ from layerflow._src.ops.math_ops import (
     subtract,
     tanh,
     truediv,
+)
+from layerflow._src.ops.nn_ops import softplus, softsign
+from layerflow._src.ops.reduce_ops import (
+    add_n,
+    argmax,
+    argmin,
+    count_nonzero,
+    cumsum,
+    reduce_all,
+    reduce_any,
+    reduce_logsumexp,
+    reduce_prod,
+    reduce_std,
+    reduce_variance,
+    top_k,
 )

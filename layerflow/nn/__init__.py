@@ -1,3 +1,37 @@
 """`tf.nn`: activations, losses and layers' building blocks."""
 
+from layerflow._src.ops.conv_ops import (
+    avg_pool,
+    avg_pool1d,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    conv2d_transpose,
+    depthwise_conv2d,
+    max_pool,
+    max_pool1d,
+    max_pool2d,
+)
+from layerflow._src.ops.elementwise_ops import log_sigmoid
 from layerflow._src.ops.math_ops import relu, sigmoid, tanh
+from layerflow._src.ops.nn_ops import (
+    bias_add,
+    dropout,
+    elu,
+    gelu,
+    l2_loss,
+    leaky_relu,
+    log_softmax,
+    moments,
+    relu6,
+    selu,
+    sigmoid_cross_entropy_with_logits,
+    silu,
+    softmax,
+    softmax_cross_entropy_with_logits,
+    softplus,
+    softsign,
+    sparse_softmax_cross_entropy_with_logits,
+    swish,
+)
+from layerflow._src.ops.reduce_ops import top_k

@@ -151,7 +151,9 @@ def _normalize_key(key: Any) -> Any:
     if isinstance(key, list):
         return np.asarray(key)
     if isinstance(key, slice):
-        parts = [int(p) if isinstance(p, TensorLike) else p for p in (key.start, key.stop, key.step)]
+        parts = [
+            int(p) if isinstance(p, TensorLike) else p for p in (key.start, key.stop, key.step)
+        ]
         return slice(*parts)
     return key
 
@@ -230,7 +232,9 @@ def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | Non
         perm = tuple(int(p) for p in (perm.numpy() if isinstance(perm, TensorLike) else perm))
         if sorted(p % nd for p in perm) != list(np.arange(nd)):
             raise errors.InvalidArgumentError(
-                None, "transpose", f"transpose: perm {list(perm)} is not a permutation of {nd} axes."
+                None,
+                "transpose",
+                f"transpose: perm {list(perm)} is not a permutation of {nd} axes.",
             )
         perm = tuple(p % nd for p in perm)
     return _transpose(x, perm)
@@ -258,7 +262,9 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  #
         for a in axes:
             if shape[a] != 1:
                 raise errors.InvalidArgumentError(
-                    None, "squeeze", f"squeeze: cannot squeeze axis {a} of size {shape[a]} (shape {shape})."
+                    None,
+                    "squeeze",
+                    f"squeeze: cannot squeeze axis {a} of size {shape[a]} (shape {shape}).",
                 )
         new = [d for i, d in enumerate(shape) if i not in axes]
     return reshape(x, new)
@@ -341,7 +347,9 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None,
         k = int(num_or_size_splits)
         if k <= 0 or n % k:
             raise errors.InvalidArgumentError(
-                None, "split", f"split: dimension {ax} of size {n} cannot be split into {k} equal parts."
+                None,
+                "split",
+                f"split: dimension {ax} of size {n} cannot be split into {k} equal parts.",
             )
         sizes = (n // k,) * k
     else:

@@ -638,4 +638,3 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Any:  # noq
     if isinstance(shape, Tensor):
         shape = shape.numpy().tolist()
     return _broadcast_to(input, tuple(int(d) for d in shape))
-

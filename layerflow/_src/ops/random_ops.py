@@ -66,7 +66,9 @@ def generator(seed: int | None = None) -> np.random.Generator:
         key = (g, int(seed))
         stream = _seeds.streams.get(key)
         if stream is None:
-            stream = _seeds.streams[key] = np.random.default_rng([g & 0xFFFFFFFF, seed & 0xFFFFFFFF])
+            stream = _seeds.streams[key] = np.random.default_rng(
+                [g & 0xFFFFFFFF, seed & 0xFFFFFFFF]
+            )
         return stream
 
 
@@ -116,7 +118,9 @@ def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = "float32
     """Normally distributed values."""
     dt = _float_dtype(dtype, "random_normal")
     gen = generator(seed)
-    z = gen.standard_normal(_shape_tuple(shape), dtype=np.float64 if dt == np.float64 else np.float32)
+    z = gen.standard_normal(
+        _shape_tuple(shape), dtype=np.float64 if dt == np.float64 else np.float32
+    )
     return _place((z * _num(stddev) + _num(mean)).astype(dt, copy=False))
 
 

@@ -1,0 +1,314 @@
+"""Indexing ops: gather, gather_nd, scatter_nd, boolean_mask, one_hot, tile, pad, reverse.
+
+Indices are checked as TF's CPU kernels check them: an index out of range is an
+InvalidArgumentError naming the op, the index and the valid range, never a silent wrap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from layerflow._src import backend
+from layerflow._src.autodiff.op import op
+from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.ops.array_ops import _getitem, _shape_tuple
+from layerflow._src.ops.math_ops import _as_tensor, _norm_axis, reduce_sum, reshape
+
+
+def _check_index_dtype(idx: Any, opname: str) -> None:
+    if idx.dtype.kind not in "iu":
+        raise TypeError(
+            f"{opname}: indices must be int32 or int64, got {dtypes.from_numpy(idx.dtype).name}."
+        )
+
+
+def _check_range(xp: Any, idx: Any, n: int, opname: str, what: str) -> None:
+    if idx.size and (bool(xp.any(idx < 0)) or bool(xp.any(idx >= n))):
+        bad = backend.to_host(idx[(idx < 0) | (idx >= n)]).ravel()[0]
+        raise errors.InvalidArgumentError(
+            None, opname, f"{opname}: index {int(bad)} is not in [0, {n}) for {what}."
+        )
+
+
+# --- gather ---------------------------------------------------------------------------------------
+
+
+@op("gather", 2, same_dtype=False)
+def _gather(xp: Any, params: Any, indices: Any, axis: int) -> Any:
+    _check_index_dtype(indices, "gather")
+    _check_range(xp, indices, params.shape[axis], "gather", f"axis {axis} of shape {params.shape}")
+    return xp.take(params, indices, axis=axis)
+
+
+@_gather.grad
+def _(dy: Any, out: Any, params: Any, indices: Any, axis: int) -> Any:
+    return _gather_grad(dy, indices, tuple(params._data.shape), axis), None
+
+
+@op("gather_grad", 2, same_dtype=False)
+def _gather_grad(xp: Any, dy: Any, indices: Any, shape: tuple[int, ...], axis: int) -> Any:
+    # Move the gathered axis first so one add.at sums repeated indices (unsorted segment sum).
+    out = xp.zeros((shape[axis],) + shape[:axis] + shape[axis + 1 :], dtype=dy.dtype)
+    k = indices.ndim
+    moved = xp.moveaxis(dy.reshape(dy.shape[:axis] + (-1,) + dy.shape[axis + k :]), axis, 0)
+    xp.add.at(out, indices.reshape(-1), moved)
+    return xp.moveaxis(out, 0, axis)
+
+
+@_gather_grad.grad
+def _(ddx: Any, out: Any, dy: Any, indices: Any, shape: Any, axis: int) -> Any:
+    return _gather(ddx, indices, axis), None
+
+
+def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = None,
+           batch_dims: int = 0, name: str | None = None) -> Any:  # fmt: skip
+    """Slices of `params` along `axis` at `indices`.
+
+    >>> import layerflow as tf
+    >>> tf.gather([10, 20, 30], [2, 0]).numpy()
+    array([30, 10], dtype=int32)
+    """
+    p = _as_tensor(params)
+    if batch_dims != 0:
+        raise NotImplementedError(
+            "gather: batch_dims other than 0 is not supported yet; use tf.gather_nd or loop."
+        )
+    ax = _norm_axis(0 if axis is None else axis, p._data.ndim, "gather")[0]
+    return _gather(p, indices, ax)
+
+
+# --- gather_nd / scatter_nd ---------------------------------------------------------------------------
+
+
+def _nd_key(xp: Any, params_shape: tuple[int, ...], indices: Any, opname: str) -> tuple:
+    _check_index_dtype(indices, opname)
+    depth = indices.shape[-1]
+    if depth > len(params_shape):
+        raise errors.InvalidArgumentError(
+            None,
+            opname,
+            f"{opname}: indices have depth {depth} (last dimension) but the tensor has rank "
+            f"{len(params_shape)}.",
+        )
+    for d in range(depth):
+        _check_range(
+            xp, indices[..., d], params_shape[d], opname, f"dimension {d} of {params_shape}"
+        )
+    return tuple(indices[..., d] for d in range(depth))
+
+
+@op("gather_nd", 2, same_dtype=False)
+def _gather_nd(xp: Any, params: Any, indices: Any) -> Any:
+    return params[_nd_key(xp, params.shape, indices, "gather_nd")]
+
+
+@_gather_nd.grad
+def _(dy: Any, out: Any, params: Any, indices: Any) -> Any:
+    return _scatter_nd(indices, dy, tuple(params._data.shape)), None
+
+
+@op("scatter_nd", 2, same_dtype=False)
+def _scatter_nd(xp: Any, indices: Any, updates: Any, shape: tuple[int, ...]) -> Any:
+    out = xp.zeros(shape, dtype=updates.dtype)
+    xp.add.at(out, _nd_key(xp, shape, indices, "scatter_nd"), updates)
+    return out
+
+
+@_scatter_nd.grad
+def _(dy: Any, out: Any, indices: Any, updates: Any, shape: Any) -> Any:
+    return None, _gather_nd(dy, indices)
+
+
+def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None = None) -> Any:
+    """Elements or slices of `params` at the multi-indices in the last axis of `indices`.
+
+    >>> import layerflow as tf
+    >>> tf.gather_nd([[1, 2], [3, 4]], [[0, 1], [1, 0]]).numpy()
+    array([2, 3], dtype=int32)
+    """
+    if batch_dims != 0:
+        raise NotImplementedError("gather_nd: batch_dims other than 0 is not supported yet.")
+    return _gather_nd(_as_tensor(params), indices)
+
+
+def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Any:
+    """A zero tensor of `shape` with `updates` added at `indices` (duplicates sum)."""
+    return _scatter_nd(indices, _as_tensor(updates), _shape_tuple(shape))
+
+
+# --- boolean_mask ----------------------------------------------------------------------------------
+
+
+def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str | None = None) -> Any:
+    """The elements (or slices) of `tensor` where the bool `mask` is True.
+
+    >>> import layerflow as tf
+    >>> tf.boolean_mask([1, 2, 3, 4], [True, False, True, False]).numpy()
+    array([1, 3], dtype=int32)
+    """
+    t = _as_tensor(tensor)
+    m = _as_tensor(mask)
+    if m._data.dtype.kind != "b":
+        raise TypeError(f"boolean_mask: mask must be a bool tensor, got {m.dtype.name}.")
+    k = m._data.ndim
+    ax = 0 if axis is None else _norm_axis(axis, t._data.ndim, "boolean_mask")[0]
+    shape = tuple(t._data.shape)
+    if k == 0 or shape[ax : ax + k] != tuple(m._data.shape):
+        raise errors.InvalidArgumentError(
+            None,
+            "boolean_mask",
+            f"boolean_mask: the mask's shape {tuple(m._data.shape)} must match dimensions "
+            f"{ax}..{ax + k - 1} of the tensor's shape {shape}.",
+        )
+    flat = reshape(t, shape[:ax] + (-1,) + shape[ax + k :])
+    xp = m._device.xp
+    idx = Tensor(xp.nonzero(m._data.reshape(-1))[0].astype(np.int64), m._device)
+    return _gather(flat, idx, ax)
+
+
+# --- one_hot -------------------------------------------------------------------------------------------
+
+
+def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None,
+            axis: Any = None, dtype: Any = None, name: str | None = None) -> Tensor:  # fmt: skip
+    """One-hot vectors (float32 unless `dtype` or the on/off values say otherwise); indices
+    outside [0, depth) give all-off rows, as in TF.
+
+    >>> import layerflow as tf
+    >>> tf.one_hot([0, 2], 3).numpy()
+    array([[1., 0., 0.],
+           [0., 0., 1.]], dtype=float32)
+    """
+    idx = _as_tensor(indices)
+    _check_index_dtype(idx._data, "one_hot")
+    if dtype is not None:
+        dt = dtypes.as_dtype(dtype)
+    elif isinstance(on_value, TensorLike):
+        dt = on_value.dtype
+    elif isinstance(on_value, int) and not isinstance(on_value, bool):
+        dt = dtypes.int32
+    else:
+        dt = dtypes.float32
+    xp = idx._device.xp
+    on = 1 if on_value is None else _host_value(on_value)
+    off = 0 if off_value is None else _host_value(off_value)
+    depth = int(depth)
+    hot = idx._data[..., None] == xp.arange(depth)
+    out = xp.where(hot, xp.asarray(on, dtype=dt.np), xp.asarray(off, dtype=dt.np))
+    if axis is not None and int(axis) != -1:
+        out = xp.moveaxis(out, -1, _norm_axis(axis, out.ndim, "one_hot")[0])
+    return Tensor(out, idx._device)
+
+
+def _host_value(v: Any) -> Any:
+    return backend.to_host(v._data) if isinstance(v, TensorLike) else v
+
+
+# --- tile, pad, reverse ----------------------------------------------------------------------------------
+
+
+@op("tile")
+def _tile(xp: Any, x: Any, multiples: tuple[int, ...]) -> Any:
+    return xp.tile(x, multiples)
+
+
+@_tile.grad
+def _(dy: Any, out: Any, x: Any, multiples: tuple[int, ...]) -> Any:
+    # Each output axis of size m*d is (m, d): sum over the m axes.
+    shape = tuple(x._data.shape)
+    split = [s for pair in zip(multiples, shape) for s in pair]
+    return reduce_sum(reshape(dy, split), tuple(range(0, 2 * len(shape), 2)))
+
+
+def tile(input: Any, multiples: Any, name: str | None = None) -> Any:  # noqa: A002
+    """Repeat `input` `multiples[i]` times along axis i.
+
+    >>> import layerflow as tf
+    >>> tf.tile([[1, 2]], [2, 2]).numpy()
+    array([[1, 2, 1, 2],
+           [1, 2, 1, 2]], dtype=int32)
+    """
+    x = _as_tensor(input)
+    mult = _shape_tuple(multiples)
+    if len(mult) != x._data.ndim:
+        raise errors.InvalidArgumentError(
+            None,
+            "tile",
+            f"tile: multiples has {len(mult)} entries but the input has rank {x._data.ndim} "
+            f"(shape {x.shape}); give one multiple per axis.",
+        )
+    return _tile(x, mult)
+
+
+@op("pad")
+def _pad(xp: Any, x: Any, paddings: tuple[tuple[int, int], ...], value: Any) -> Any:
+    return xp.pad(x, paddings, mode="constant", constant_values=value)
+
+
+@_pad.grad
+def _(dy: Any, out: Any, x: Any, paddings: Any, value: Any) -> Any:
+    key = tuple(slice(b, b + d) for (b, _), d in zip(paddings, x._data.shape))
+    return _getitem(dy, key)
+
+
+def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0,
+        name: str | None = None) -> Any:  # fmt: skip
+    """Pad `tensor` with `paddings[i] = [before, after]` along axis i; mode CONSTANT, REFLECT
+    or SYMMETRIC.
+
+    >>> import layerflow as tf
+    >>> tf.pad([[1, 2]], [[1, 0], [0, 1]]).numpy()
+    array([[0, 0, 0],
+           [1, 2, 0]], dtype=int32)
+    """
+    x = _as_tensor(tensor)
+    p = _host_value(paddings)
+    try:
+        pairs = tuple((int(a), int(b)) for a, b in np.asarray(p).reshape(-1, 2))
+    except ValueError:
+        raise ValueError(f"pad: paddings must have shape [rank, 2], got {p!r}.") from None
+    if len(pairs) != x._data.ndim or any(a < 0 or b < 0 for a, b in pairs):
+        raise errors.InvalidArgumentError(
+            None,
+            "pad",
+            f"pad: paddings must be [rank={x._data.ndim}, 2] non-negative values, got "
+            f"{[list(q) for q in pairs]}.",
+        )
+    mode = mode.upper()
+    if mode == "CONSTANT":
+        return _pad(x, pairs, _host_value(constant_values))
+    if mode not in ("REFLECT", "SYMMETRIC"):
+        raise ValueError(f"pad: mode must be CONSTANT, REFLECT or SYMMETRIC, got {mode!r}.")
+    # Reflection is a gather per axis, so its gradient comes from gather's.
+    out = x
+    for axis, (before, after) in enumerate(pairs):
+        n = x._data.shape[axis]
+        limit = n - 1 if mode == "REFLECT" else n
+        if before > limit or after > limit:
+            raise errors.InvalidArgumentError(
+                None, "pad", f"pad: {mode} paddings must be at most {limit} for axis {axis} "
+                f"of size {n}, got {[before, after]}.",
+            )  # fmt: skip
+        if before or after:
+            idx = np.pad(np.arange(n), (before, after), mode=mode.lower()).astype(np.int64)
+            out = _gather(out, Tensor(x._device.xp.asarray(idx), x._device), axis)
+    return out
+
+
+@op("reverse", may_alias=True)
+def _reverse(xp: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    return xp.flip(x, axes)
+
+
+@_reverse.grad
+def _(dy: Any, out: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    return _reverse(dy, axes)
+
+
+def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
+    """`tensor` with the order of elements along each axis in `axis` reversed."""
+    x = _as_tensor(tensor)
+    return _reverse(x, _norm_axis(axis, x._data.ndim, "reverse"))

@@ -1,0 +1,463 @@
+"""`tf.nn`: activations, softmax and the fused cross-entropies, dropout, moments, bias_add.
+
+Softmax, log-softmax and the softmax cross-entropies are fused primitives: one stable forward
+(max subtracted before exp) and a closed-form gradient, never log(softmax(x)) in two steps.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from layerflow._src.autodiff import tape as _tape
+from layerflow._src.autodiff.op import op
+from layerflow._src.framework import errors
+from layerflow._src.framework.tensor import Tensor
+from layerflow._src.ops import random_ops
+from layerflow._src.ops.array_ops import stop_gradient, transpose
+from layerflow._src.ops.elementwise_ops import erf
+from layerflow._src.ops.math_ops import (
+    _as_tensor,
+    _norm_axis,
+    _reduce_sum,
+    _select,
+    add,
+    exp,
+    greater,
+    less,
+    logical_and,
+    multiply,
+    reduce_mean,
+    reduce_sum,
+    relu,
+    reshape,
+    sigmoid,
+    square,
+    squared_difference,
+    subtract,
+    tanh,
+    zeros_like,
+)
+
+# --- softmax family -----------------------------------------------------------------------------
+
+
+@op("softmax")
+def _softmax(xp: Any, x: Any, axis: int) -> Any:
+    e = xp.exp(x - x.max(axis=axis, keepdims=True))
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+@_softmax.grad
+def _(dy: Any, out: Any, x: Any, axis: int) -> Any:
+    return multiply(subtract(dy, _reduce_sum(multiply(dy, out), (axis,), True)), out)
+
+
+@op("log_softmax")
+def _log_softmax(xp: Any, x: Any, axis: int) -> Any:
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+@_log_softmax.grad
+def _(dy: Any, out: Any, x: Any, axis: int) -> Any:
+    return subtract(dy, multiply(exp(out), _reduce_sum(dy, (axis,), True)))
+
+
+def _axis(logits: Any, axis: Any, opname: str) -> tuple[Any, int]:
+    x = _as_tensor(logits)
+    if x._data.dtype.kind != "f":
+        raise TypeError(f"{opname} expects floating-point logits, got {x.dtype.name}.")
+    if x._data.ndim == 0:
+        raise errors.InvalidArgumentError(None, opname, f"{opname} needs a tensor of rank >= 1.")
+    return x, _norm_axis(-1 if axis is None else axis, x._data.ndim, opname)[0]
+
+
+def softmax(logits: Any, axis: Any = None, name: str | None = None) -> Any:
+    """exp(x) / sum(exp(x)) along `axis` (the last by default), computed stably.
+
+    >>> import layerflow as tf
+    >>> tf.nn.softmax([0.0, 0.0]).numpy()
+    array([0.5, 0.5], dtype=float32)
+    """
+    x, ax = _axis(logits, axis, "softmax")
+    return _softmax(x, ax)
+
+
+def log_softmax(logits: Any, axis: Any = None, name: str | None = None) -> Any:
+    """log(softmax(x)) in one stable step.
+
+    >>> import layerflow as tf
+    >>> tf.nn.log_softmax([0.0, 0.0]).numpy()
+    array([-0.6931472, -0.6931472], dtype=float32)
+    """
+    x, ax = _axis(logits, axis, "log_softmax")
+    return _log_softmax(x, ax)
+
+
+# --- softmax cross-entropies (TF's ops return the loss and the backprop together) ----------------------
+
+
+@op("sparse_softmax_cross_entropy_with_logits", 2, multi_out=True, same_dtype=False)
+def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
+    n = logits.shape[-1]
+    if labels.size and (bool(xp.any(labels < 0)) or bool(xp.any(labels >= n))):
+        bad = labels[(labels < 0) | (labels >= n)].ravel()[0]
+        raise errors.InvalidArgumentError(
+            None,
+            "sparse_softmax_cross_entropy_with_logits",
+            f"Received a label value of {int(bad)} which is outside the valid range of [0, {n}). "
+            "Labels must be class indices; for one-hot labels use "
+            "softmax_cross_entropy_with_logits (or CategoricalCrossentropy).",
+        )
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    e = xp.exp(shifted)
+    s = e.sum(axis=-1, keepdims=True)
+    picked = xp.take_along_axis(shifted, labels[..., None].astype(np.intp), axis=-1)
+    loss = (xp.log(s) - picked)[..., 0]
+    backprop = e / s
+    onehot_idx = labels[..., None].astype(np.intp)
+    xp.put_along_axis(backprop, onehot_idx, xp.take_along_axis(backprop, onehot_idx, -1) - 1, -1)
+    return loss, backprop
+
+
+@_sparse_xent.grad
+def _(dys: Any, outs: Any, logits: Any, labels: Any) -> Any:
+    dloss = reshape(dys[0], tuple(dys[0]._data.shape) + (1,))
+    if _tape._state.tapes:
+        # An outer tape records this backward pass: build the gradient from differentiable
+        # ops so second derivatives are right.
+        from layerflow._src.ops.gather_ops import one_hot
+
+        hot = one_hot(labels, logits._data.shape[-1], dtype=logits.dtype)
+        return multiply(dloss, subtract(_softmax(logits, logits._data.ndim - 1), hot)), None
+    return multiply(dloss, outs[1]), None
+
+
+def sparse_softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
+                                             name: str | None = None) -> Any:  # fmt: skip
+    """Per-example cross-entropy between integer class `labels` [...] and `logits` [..., C].
+
+    >>> import layerflow as tf
+    >>> loss = tf.nn.sparse_softmax_cross_entropy_with_logits([0], [[0.0, 0.0]])
+    >>> round(float(loss[0]), 4)
+    0.6931
+    """
+    if labels is None or logits is None:
+        raise ValueError("sparse_softmax_cross_entropy_with_logits needs labels= and logits=.")
+    x, _ = _axis(logits, -1, "sparse_softmax_cross_entropy_with_logits")
+    y = _as_tensor(labels)
+    if y._data.dtype.kind not in "iu":
+        raise TypeError(
+            "sparse_softmax_cross_entropy_with_logits: labels must be int32 or int64 class "
+            f"indices, got {y.dtype.name}."
+        )
+    if tuple(y._data.shape) != tuple(x._data.shape[:-1]):
+        raise errors.InvalidArgumentError(
+            None,
+            "sparse_softmax_cross_entropy_with_logits",
+            f"labels shape {tuple(y._data.shape)} must equal logits shape "
+            f"{tuple(x._data.shape)} without its last dimension, i.e. {tuple(x._data.shape[:-1])}.",
+        )
+    return _sparse_xent(x, y)[0]
+
+
+@op("softmax_cross_entropy_with_logits", 2, multi_out=True)
+def _xent(xp: Any, logits: Any, labels: Any) -> Any:
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    e = xp.exp(shifted)
+    s = e.sum(axis=-1, keepdims=True)
+    log_p = shifted - xp.log(s)
+    loss = -(labels * log_p).sum(axis=-1)
+    # Labels need not sum to one: d/dx = softmax * sum(labels) - labels.
+    backprop = (e / s) * labels.sum(axis=-1, keepdims=True) - labels
+    return loss, backprop, log_p
+
+
+@_xent.grad
+def _(dys: Any, outs: Any, logits: Any, labels: Any) -> Any:
+    dloss = reshape(dys[0], tuple(dys[0]._data.shape) + (1,))
+    if _tape._state.tapes:
+        log_p = _log_softmax(logits, logits._data.ndim - 1)
+        backprop = subtract(multiply(exp(log_p), reduce_sum(labels, -1, keepdims=True)), labels)
+        return multiply(dloss, backprop), multiply(dloss, -log_p)
+    return multiply(dloss, outs[1]), multiply(dloss, -outs[2])
+
+
+def softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None, axis: int = -1,
+                                      name: str | None = None) -> Any:  # fmt: skip
+    """Per-example cross-entropy between probability `labels` and `logits` along `axis`.
+
+    >>> import layerflow as tf
+    >>> loss = tf.nn.softmax_cross_entropy_with_logits([[1.0, 0.0]], [[0.0, 0.0]])
+    >>> round(float(loss[0]), 4)
+    0.6931
+    """
+    if labels is None or logits is None:
+        raise ValueError("softmax_cross_entropy_with_logits needs labels= and logits=.")
+    x, ax = _axis(logits, axis, "softmax_cross_entropy_with_logits")
+    y = _as_tensor(labels)
+    if tuple(y._data.shape) != tuple(x._data.shape):
+        raise errors.InvalidArgumentError(
+            None,
+            "softmax_cross_entropy_with_logits",
+            f"logits and labels must have the same shape, got {tuple(x._data.shape)} and "
+            f"{tuple(y._data.shape)}.",
+        )
+    last = x._data.ndim - 1
+    if ax != last:
+        perm = [i for i in range(x._data.ndim) if i != ax] + [ax]
+        x, y = transpose(x, perm), transpose(y, perm)
+    return _xent(x, y)[0]
+
+
+@op("sigmoid_cross_entropy_with_logits", 2)
+def _sigmoid_xent(xp: Any, logits: Any, labels: Any) -> Any:
+    # max(x, 0) - x * z + log(1 + exp(-|x|)): no overflow for any x.
+    return xp.maximum(logits, 0) - logits * labels + xp.log1p(xp.exp(-xp.abs(logits)))
+
+
+@_sigmoid_xent.grad
+def _(dy: Any, out: Any, logits: Any, labels: Any) -> Any:
+    return multiply(dy, subtract(sigmoid(logits), labels)), multiply(dy, -logits)
+
+
+def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
+                                      name: str | None = None) -> Any:  # fmt: skip
+    """Elementwise logistic loss between `labels` in [0, 1] and `logits`, stable for any logit.
+
+    >>> import layerflow as tf
+    >>> float(tf.nn.sigmoid_cross_entropy_with_logits(1.0, 0.0))
+    0.6931471824645996
+    """
+    if labels is None or logits is None:
+        raise ValueError("sigmoid_cross_entropy_with_logits needs labels= and logits=.")
+    x, y = _as_tensor(logits), _as_tensor(labels)
+    if tuple(x._data.shape) != tuple(y._data.shape):
+        raise ValueError(
+            "sigmoid_cross_entropy_with_logits: logits and labels must have the same shape, got "
+            f"{tuple(x._data.shape)} and {tuple(y._data.shape)}."
+        )
+    return _sigmoid_xent(x, y)
+
+
+# --- activations -----------------------------------------------------------------------------------------
+
+
+@op("relu6")
+def relu6(xp: Any, features: Any) -> Any:
+    """min(max(x, 0), 6)."""
+    return xp.clip(features, 0, 6)
+
+
+@relu6.grad
+def _(dy: Any, out: Any, x: Any) -> Any:
+    return _select(logical_and(greater(x, 0), less(x, 6)), dy, zeros_like(dy))
+
+
+@op("leaky_relu")
+def _leaky_relu(xp: Any, x: Any, alpha: float) -> Any:
+    return xp.where(x > 0, x, x * x.dtype.type(alpha))
+
+
+@_leaky_relu.grad
+def _(dy: Any, out: Any, x: Any, alpha: float) -> Any:
+    return _select(greater(x, 0), dy, multiply(dy, alpha))
+
+
+def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Any:
+    """x for x > 0, alpha * x otherwise (alpha 0.2 by default, as in tf.nn)."""
+    return _leaky_relu(features, float(alpha))
+
+
+@op("elu")
+def _elu(xp: Any, x: Any, alpha: float) -> Any:
+    return xp.where(x > 0, x, x.dtype.type(alpha) * xp.expm1(xp.minimum(x, 0)))
+
+
+@_elu.grad
+def _(dy: Any, out: Any, x: Any, alpha: float) -> Any:
+    return _select(greater(x, 0), dy, multiply(dy, add(out, alpha)))
+
+
+def elu(features: Any, alpha: float = 1.0, name: str | None = None) -> Any:
+    """x for x > 0, alpha * (exp(x) - 1) otherwise (`alpha` is Keras' extension)."""
+    return _elu(features, float(alpha))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(features: Any, name: str | None = None) -> Any:
+    """scale * elu(x, alpha) with the self-normalizing constants."""
+    return multiply(elu(features, _SELU_ALPHA), _SELU_SCALE)
+
+
+@op("softplus")
+def softplus(xp: Any, features: Any) -> Any:
+    """log(1 + exp(x)), without overflow."""
+    return xp.maximum(features, 0) + xp.log1p(xp.exp(-xp.abs(features)))
+
+
+@softplus.grad
+def _(dy: Any, out: Any, x: Any) -> Any:
+    return multiply(dy, sigmoid(x))
+
+
+@op("softsign")
+def softsign(xp: Any, features: Any) -> Any:
+    """x / (1 + |x|)."""
+    return features / (1 + xp.abs(features))
+
+
+@softsign.grad
+def _(dy: Any, out: Any, x: Any) -> Any:
+    from layerflow._src.ops.math_ops import _real_div, abs
+
+    return _real_div(dy, square(add(abs(x), 1)))
+
+
+def gelu(features: Any, approximate: bool = False, name: str | None = None) -> Any:
+    """x * Phi(x) with Phi the standard normal CDF (or its tanh approximation).
+
+    >>> import layerflow as tf
+    >>> round(float(tf.nn.gelu(1.0)), 4)
+    0.8413
+    """
+    x = _as_tensor(features)
+    if approximate:
+        inner = multiply(add(x, multiply(x * x * x, 0.044715)), math.sqrt(2.0 / math.pi))
+        return multiply(multiply(x, 0.5), add(tanh(inner), 1.0))
+    return multiply(multiply(x, 0.5), add(erf(multiply(x, 1.0 / math.sqrt(2.0))), 1.0))
+
+
+def silu(features: Any, beta: float = 1.0, name: str | None = None) -> Any:
+    """x * sigmoid(beta * x) (also `tf.nn.swish`)."""
+    x = _as_tensor(features)
+    return multiply(x, sigmoid(x if beta == 1.0 else multiply(x, beta)))
+
+
+swish = silu
+
+
+# --- bias_add, l2_loss, moments, dropout ---------------------------------------------------------------------
+
+
+def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> Any:
+    """value + bias along the channel axis (last for NHWC, the second for NC...).
+
+    >>> import layerflow as tf
+    >>> tf.nn.bias_add([[1.0, 2.0]], [10.0, 20.0]).numpy()
+    array([[11., 22.]], dtype=float32)
+    """
+    x, b = _as_tensor(value), _as_tensor(bias)
+    if b._data.ndim != 1:
+        raise ValueError(f"bias_add: bias must be 1-D, got shape {tuple(b._data.shape)}.")
+    if x._data.ndim < 2:
+        raise ValueError(f"bias_add: value must have rank >= 2, got shape {tuple(x._data.shape)}.")
+    channels_first = data_format is not None and data_format.startswith("NC")
+    axis = 1 if channels_first else x._data.ndim - 1
+    if x._data.shape[axis] != b._data.shape[0]:
+        raise errors.InvalidArgumentError(
+            None,
+            "bias_add",
+            f"bias_add: bias has {b._data.shape[0]} entries but value has {x._data.shape[axis]} "
+            f"channels (axis {axis} of shape {tuple(x._data.shape)}).",
+        )
+    if channels_first:
+        b = reshape(b, (-1,) + (1,) * (x._data.ndim - 2))
+    return add(x, b)
+
+
+@op("l2_loss")
+def l2_loss(xp: Any, t: Any) -> Any:
+    """sum(t ** 2) / 2."""
+    return (t * t).sum() / 2
+
+
+@l2_loss.grad
+def _(dy: Any, out: Any, t: Any) -> Any:
+    return multiply(t, dy)
+
+
+def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False,
+            name: str | None = None) -> tuple[Any, Any]:  # fmt: skip
+    """(mean, variance) of `x` over `axes`.
+
+    >>> import layerflow as tf
+    >>> m, v = tf.nn.moments(tf.constant([1.0, 2.0, 3.0, 4.0]), axes=[0])
+    >>> float(m), float(v)
+    (2.5, 1.25)
+    """
+    t = _as_tensor(x)
+    ax = _norm_axis(axes, t._data.ndim, "moments")
+    # The input of float16 is upcast for the reduction, as TF does.
+    work = t if t._data.dtype != np.float16 else _cast_to(t, "float32")
+    mean = reduce_mean(work, ax, keepdims=True)
+    variance = reduce_mean(squared_difference(work, stop_gradient(mean)), ax, keepdims=True)
+    if not keepdims:
+        kept = [d for i, d in enumerate(t._data.shape) if i not in ax]
+        mean, variance = reshape(mean, kept), reshape(variance, kept)
+    if work is not t:
+        mean, variance = _cast_to(mean, "float16"), _cast_to(variance, "float16")
+    return mean, variance
+
+
+def _cast_to(t: Any, dtype: str) -> Any:
+    from layerflow._src.ops.math_ops import cast
+
+    return cast(t, dtype)
+
+
+def dropout(x: Any, rate: Any = None, noise_shape: Any = None, seed: int | None = None,
+            name: str | None = None) -> Any:  # fmt: skip
+    """Zero each element with probability `rate` and scale the rest by 1 / (1 - rate).
+
+    >>> import layerflow as tf
+    >>> y = tf.nn.dropout(tf.ones((1000,)), rate=0.5, seed=1)
+    >>> sorted(set(y.numpy().tolist()))
+    [0.0, 2.0]
+    """
+    t = _as_tensor(x)
+    if t._data.dtype.kind != "f":
+        raise ValueError(f"dropout: x must be a floating-point tensor, got {t.dtype.name}.")
+    if rate is None:
+        raise ValueError("dropout needs rate= (the probability of dropping each element).")
+    r = float(rate)
+    if not 0 <= r < 1:
+        raise ValueError(f"dropout: rate must be in [0, 1), got {r}.")
+    if r == 0:
+        return t
+    shape = tuple(t._data.shape) if noise_shape is None else _noise_shape(noise_shape, t)
+    gen = random_ops.generator(seed)
+    keep = gen.random(shape, dtype=np.float32 if t._data.dtype != np.float64 else np.float64) >= r
+    scale = (keep / (1 - r)).astype(t._data.dtype)
+    device = t._device
+    return multiply(t, Tensor(device.xp.asarray(scale), device))
+
+
+def _noise_shape(noise_shape: Any, t: Any) -> tuple[int, ...]:
+    from layerflow._src.ops.array_ops import _shape_tuple
+
+    shape = tuple(t._data.shape)
+    dims = _shape_tuple([d if d is not None else shape[i] for i, d in enumerate(noise_shape)])
+    try:
+        if np.broadcast_shapes(dims, shape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            f"dropout: noise_shape {list(dims)} must broadcast to the shape of x {list(shape)}."
+        ) from None
+    return dims
+
+
+__all__ = [
+    "bias_add", "dropout", "elu", "gelu", "l2_loss", "leaky_relu", "log_softmax", "moments",
+    "relu", "relu6", "selu", "sigmoid_cross_entropy_with_logits", "silu", "softmax",
+    "softmax_cross_entropy_with_logits", "softplus", "softsign",
+    "sparse_softmax_cross_entropy_with_logits", "swish",
+]  # fmt: skip
