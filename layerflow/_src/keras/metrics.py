@@ -57,8 +57,14 @@ class Metric(Trackable):
 
         return dtypes.from_numpy(self._dtype)
 
-    def add_weight(self, name: str, shape: Any = (), initializer: str = "zeros",
-                   dtype: Any = None, **kwargs: Any) -> Variable:  # fmt: skip
+    def add_weight(
+        self,
+        name: str,
+        shape: Any = (),
+        initializer: str = "zeros",
+        dtype: Any = None,
+        **kwargs: Any,
+    ) -> Variable:
         dt = self._dtype if dtype is None else np.dtype(str(getattr(dtype, "name", dtype)))
         value = np.zeros(tuple(shape), dtype=dt)
         if initializer == "ones":
@@ -175,8 +181,9 @@ class Sum(Reduce):
 class MeanMetricWrapper(Mean):
     """The mean of `fn(y_true, y_pred)` over every sample seen."""
 
-    def __init__(self, fn: Callable[..., Any], name: str | None = None, dtype: Any = None,
-                 **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self, fn: Callable[..., Any], name: str | None = None, dtype: Any = None, **kwargs: Any
+    ) -> None:
         super().__init__(name=name or getattr(fn, "__name__", "mean_metric_wrapper"), dtype=dtype)
         self._fn = fn
         self._fn_kwargs = kwargs
@@ -299,22 +306,25 @@ class CategoricalAccuracy(MeanMetricWrapper):
 class BinaryAccuracy(MeanMetricWrapper):
     """How often `y_pred > threshold` equals the binary label."""
 
-    def __init__(self, name: str = "binary_accuracy", dtype: Any = None,
-                 threshold: float = 0.5) -> None:  # fmt: skip
+    def __init__(
+        self, name: str = "binary_accuracy", dtype: Any = None, threshold: float = 0.5
+    ) -> None:
         super().__init__(binary_accuracy, name, dtype=dtype, threshold=threshold)
 
 
 class TopKCategoricalAccuracy(MeanMetricWrapper):
     """How often the true class is among the `k` highest predictions."""
 
-    def __init__(self, k: int = 5, name: str = "top_k_categorical_accuracy",
-                 dtype: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self, k: int = 5, name: str = "top_k_categorical_accuracy", dtype: Any = None
+    ) -> None:
         super().__init__(top_k_categorical_accuracy, name, dtype=dtype, k=k)
 
 
 class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
-    def __init__(self, k: int = 5, name: str = "sparse_top_k_categorical_accuracy",
-                 dtype: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self, k: int = 5, name: str = "sparse_top_k_categorical_accuracy", dtype: Any = None
+    ) -> None:
         super().__init__(sparse_top_k_categorical_accuracy, name, dtype=dtype, k=k)
 
 
@@ -337,8 +347,9 @@ class MeanMetricFromLoss(MeanMetricWrapper):
 # --- confusion-matrix metrics ---------------------------------------------------------------------
 
 
-def _confusion_inputs(y_true: Any, y_pred: Any, sample_weight: Any, class_id: int | None,
-                      top_k: int | None) -> tuple[Any, Any, Any, Any]:  # fmt: skip
+def _confusion_inputs(
+    y_true: Any, y_pred: Any, sample_weight: Any, class_id: int | None, top_k: int | None
+) -> tuple[Any, Any, Any, Any]:
     t, p, xp = _pair(y_true, y_pred)
     p = _float(p, xp)
     t = t.astype(p.dtype).reshape(p.shape) if t.size == p.size else t.astype(p.dtype)
@@ -369,8 +380,15 @@ def _counts(t: Any, p: Any, w: Any, thresholds: Any, xp: Any) -> tuple[Any, Any,
 
 
 class _Confusion(Metric):
-    def __init__(self, thresholds: Any, top_k: int | None, class_id: int | None, name: str | None,
-                 dtype: Any, default: float) -> None:  # fmt: skip
+    def __init__(
+        self,
+        thresholds: Any,
+        top_k: int | None,
+        class_id: int | None,
+        name: str | None,
+        dtype: Any,
+        default: float,
+    ) -> None:
         super().__init__(name=name, dtype=dtype)
         self.init_thresholds = thresholds
         t = [default] if thresholds is None else np.atleast_1d(thresholds).tolist()
@@ -399,8 +417,12 @@ class _Confusion(Metric):
         return Tensor(out[0] if len(self.thresholds) == 1 else out, self._weights[0]._device)
 
     def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "thresholds": self.init_thresholds, "top_k": self.top_k,
-                "class_id": self.class_id}  # fmt: skip
+        return {
+            **super().get_config(),
+            "thresholds": self.init_thresholds,
+            "top_k": self.top_k,
+            "class_id": self.class_id,
+        }
 
 
 class Precision(_Confusion):
@@ -410,9 +432,14 @@ class Precision(_Confusion):
     0.6667
     """
 
-    def __init__(self, thresholds: Any = None, top_k: int | None = None,
-                 class_id: int | None = None, name: str | None = None,
-                 dtype: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        thresholds: Any = None,
+        top_k: int | None = None,
+        class_id: int | None = None,
+        name: str | None = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__(thresholds, top_k, class_id, name or "precision", dtype, 0.5)
 
     def result(self) -> Tensor:
@@ -423,9 +450,14 @@ class Precision(_Confusion):
 class Recall(_Confusion):
     """tp / (tp + fn) at each threshold (0.5 by default)."""
 
-    def __init__(self, thresholds: Any = None, top_k: int | None = None,
-                 class_id: int | None = None, name: str | None = None,
-                 dtype: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        thresholds: Any = None,
+        top_k: int | None = None,
+        class_id: int | None = None,
+        name: str | None = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__(thresholds, top_k, class_id, name or "recall", dtype, 0.5)
 
     def result(self) -> Tensor:
@@ -440,11 +472,19 @@ class AUC(Metric):
     interpolation, as Keras does.
     """
 
-    def __init__(self, num_thresholds: int = 200, curve: str = "ROC",
-                 summation_method: str = "interpolation", name: str | None = None,
-                 dtype: Any = None, thresholds: Any = None, multi_label: bool = False,
-                 num_labels: int | None = None, label_weights: Any = None,
-                 from_logits: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        num_thresholds: int = 200,
+        curve: str = "ROC",
+        summation_method: str = "interpolation",
+        name: str | None = None,
+        dtype: Any = None,
+        thresholds: Any = None,
+        multi_label: bool = False,
+        num_labels: int | None = None,
+        label_weights: Any = None,
+        from_logits: bool = False,
+    ) -> None:
         super().__init__(name=name or "auc", dtype=dtype)
         curve = curve.upper()
         if curve not in ("ROC", "PR"):
@@ -479,8 +519,13 @@ class AUC(Metric):
         if self.from_logits:
             p = 1.0 / (1.0 + xp.exp(-p))
         th = xp.asarray(self.thresholds, dtype=np.float64)
-        tp, fp, tn, fn = _counts(t.astype(np.float64), p.astype(np.float64),
-                                 None if w is None else w.astype(np.float64), th, xp)  # fmt: skip
+        tp, fp, tn, fn = _counts(
+            t.astype(np.float64),
+            p.astype(np.float64),
+            None if w is None else w.astype(np.float64),
+            th,
+            xp,
+        )
         self.true_positives._data += tp.astype(self._dtype)
         self.false_positives._data += fp.astype(self._dtype)
         self.true_negatives._data += tn.astype(self._dtype)
@@ -510,9 +555,13 @@ class AUC(Metric):
         super().reset_state()
 
     def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "num_thresholds": self.num_thresholds,
-                "curve": self.curve, "summation_method": self.summation_method,
-                "from_logits": self.from_logits}  # fmt: skip
+        return {
+            **super().get_config(),
+            "num_thresholds": self.num_thresholds,
+            "curve": self.curve,
+            "summation_method": self.summation_method,
+            "from_logits": self.from_logits,
+        }
 
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -554,9 +603,21 @@ _BY_NAME: dict[str, Callable[[], Metric]] = {
 
 _CLASSES = {
     c.__name__: c
-    for c in (Mean, Sum, Accuracy, SparseCategoricalAccuracy, CategoricalAccuracy, BinaryAccuracy,
-              TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, MeanSquaredError,
-              MeanAbsoluteError, Precision, Recall, AUC)  # fmt: skip
+    for c in (
+        Mean,
+        Sum,
+        Accuracy,
+        SparseCategoricalAccuracy,
+        CategoricalAccuracy,
+        BinaryAccuracy,
+        TopKCategoricalAccuracy,
+        SparseTopKCategoricalAccuracy,
+        MeanSquaredError,
+        MeanAbsoluteError,
+        Precision,
+        Recall,
+        AUC,
+    )
 }
 
 
@@ -566,7 +627,9 @@ def get(identifier: Any) -> Any:
     >>> get("sparse_categorical_accuracy").name
     'sparse_categorical_accuracy'
     """
-    if isinstance(identifier, Metric) or (callable(identifier) and not isinstance(identifier, type)):
+    if isinstance(identifier, Metric) or (
+        callable(identifier) and not isinstance(identifier, type)
+    ):
         return identifier
     if isinstance(identifier, type) and issubclass(identifier, Metric):
         return identifier()

@@ -56,5 +56,15 @@ def deserialize(config: dict[str, Any], custom_objects: dict[str, Any] | None = 
     return cls.from_config(config.get("config", {}), custom_objects)
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "get",
-           "serialize", "deserialize"]  # fmt: skip
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "schedules",
+    "get",
+    "serialize",
+    "deserialize",
+]

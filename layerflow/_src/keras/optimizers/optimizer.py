@@ -183,8 +183,13 @@ class Optimizer(Trackable):
         """Create slots for `var_list`; subclasses call super().build(var_list) first."""
         self._built = True
 
-    def add_variable_from_reference(self, model_variable: Variable, variable_name: str,
-                                    shape: Any = None, initial_value: Any = None) -> Variable:  # fmt: skip
+    def add_variable_from_reference(
+        self,
+        model_variable: Variable,
+        variable_name: str,
+        shape: Any = None,
+        initial_value: Any = None,
+    ) -> Variable:
         """A slot variable shaped like `model_variable` (zeros unless `initial_value`)."""
         ref = model_variable
         xp = ref._device.xp
@@ -197,15 +202,21 @@ class Optimizer(Trackable):
                 init = xp.broadcast_to(init, tuple(shape))
         base = ref.name[:-2] if ref.name.endswith(":0") else ref.name
         with naming.name_scope(None):
-            slot = Variable(Tensor(init, ref._device), trainable=False,
-                            name=f"{self.name}/{variable_name}/{base}")  # fmt: skip
+            slot = Variable(
+                Tensor(init, ref._device),
+                trainable=False,
+                name=f"{self.name}/{variable_name}/{base}",
+            )
         self._slots.setdefault(id(ref), {})[variable_name] = slot
         self._variables.append(slot)
         return slot
 
-    def add_variable(self, shape: Any, dtype: Any = None, initializer: str = "zeros",
-                     name: str | None = None) -> Variable:  # fmt: skip
-        value = np.zeros(tuple(shape), dtype=np.dtype(str(getattr(dtype, "name", dtype or "float32"))))
+    def add_variable(
+        self, shape: Any, dtype: Any = None, initializer: str = "zeros", name: str | None = None
+    ) -> Variable:
+        value = np.zeros(
+            tuple(shape), dtype=np.dtype(str(getattr(dtype, "name", dtype or "float32")))
+        )
         if initializer == "ones":
             value += 1
         with naming.name_scope(None):
@@ -232,8 +243,9 @@ class Optimizer(Trackable):
         return buf
 
     # --- applying gradients -------------------------------------------------------------------
-    def exclude_from_weight_decay(self, var_list: Iterable[Variable] | None = None,
-                                  var_names: Iterable[str] | None = None) -> None:  # fmt: skip
+    def exclude_from_weight_decay(
+        self, var_list: Iterable[Variable] | None = None, var_names: Iterable[str] | None = None
+    ) -> None:
         """Variables (or name substrings) that `weight_decay` leaves alone."""
         self._exclude_ids |= {id(v) for v in var_list or ()}
         self._exclude_names = tuple(var_names or ())
@@ -266,8 +278,13 @@ class Optimizer(Trackable):
                 continue
             v._data *= v._data.dtype.type(1.0 - lr * wd)
 
-    def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, Variable]], name: str | None = None,
-                        skip_gradients_aggregation: bool = False, **kwargs: Any) -> Variable:  # fmt: skip
+    def apply_gradients(
+        self,
+        grads_and_vars: Iterable[tuple[Any, Variable]],
+        name: str | None = None,
+        skip_gradients_aggregation: bool = False,
+        **kwargs: Any,
+    ) -> Variable:
         """Apply one step of gradients; pairs whose gradient is None are skipped.
 
         Returns `iterations` (after the increment), as Keras does.
@@ -316,8 +333,9 @@ class Optimizer(Trackable):
                 v.assign(v.constraint(v))
         return self._iterations
 
-    def _apply(self, arrays: list[Any], grads: list[Any], variables: list[Variable],
-               lr: float) -> None:  # fmt: skip
+    def _apply(
+        self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float
+    ) -> None:
         """Built-in optimizers override this with in-place array updates."""
         for a, g, v in zip(arrays, grads, variables):
             grad = g if a is g._data else Tensor(a, v._device)
@@ -374,8 +392,9 @@ class Optimizer(Trackable):
         }
 
     @classmethod
-    def from_config(cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None
-                    ) -> Optimizer:  # fmt: skip
+    def from_config(
+        cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None
+    ) -> Optimizer:
         config = dict(config)
         config.pop("is_legacy_optimizer", None)
         lr = config.get("learning_rate")
@@ -386,5 +405,6 @@ class Optimizer(Trackable):
         return cls(**config)
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} name={self.name!r} iterations={int(self._iterations._data)}>"
-
+        return (
+            f"<{type(self).__name__} name={self.name!r} iterations={int(self._iterations._data)}>"
+        )

@@ -26,8 +26,14 @@ class SGD(Optimizer):
     0.8
     """
 
-    def __init__(self, learning_rate: Any = 0.01, momentum: float = 0.0, nesterov: bool = False,
-                 name: str = "SGD", **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        learning_rate: Any = 0.01,
+        momentum: float = 0.0,
+        nesterov: bool = False,
+        name: str = "SGD",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(name=name, **kwargs)
         if not 0.0 <= momentum <= 1.0:
             raise ValueError(f"SGD: momentum must be in [0, 1], got {momentum}.")
@@ -41,8 +47,9 @@ class SGD(Optimizer):
             for v in var_list:
                 self.add_variable_from_reference(v, "m")
 
-    def _apply(self, arrays: list[Any], grads: list[Any], variables: list[Variable],
-               lr: float) -> None:  # fmt: skip
+    def _apply(
+        self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float
+    ) -> None:
         mom = self.momentum
         for g, v in zip(arrays, variables):
             data = v._data
@@ -73,9 +80,16 @@ class Adam(Optimizer):
     `w -= lr sqrt(1 - beta_2^t) / (1 - beta_1^t) * m / (sqrt(v) + epsilon)`.
     """
 
-    def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
-                 epsilon: float = 1e-7, amsgrad: bool = False, name: str = "Adam",
-                 **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-7,
+        amsgrad: bool = False,
+        name: str = "Adam",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(name=name, **kwargs)
         self._learning_rate = self._build_learning_rate(learning_rate)
         self.beta_1 = float(beta_1)
@@ -93,8 +107,9 @@ class Adam(Optimizer):
             for v in var_list:
                 self.add_variable_from_reference(v, "vhat")
 
-    def _apply(self, arrays: list[Any], grads: list[Any], variables: list[Variable],
-               lr: float) -> None:  # fmt: skip
+    def _apply(
+        self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float
+    ) -> None:
         t = int(self._iterations._data) + 1
         b1, b2 = self.beta_1, self.beta_2
         alpha = lr * math.sqrt(1.0 - b2**t) / (1.0 - b1**t)
@@ -121,21 +136,41 @@ class Adam(Optimizer):
             var._data -= buf
 
     def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
-                "epsilon": self.epsilon, "amsgrad": self.amsgrad}  # fmt: skip
+        return {
+            **super().get_config(),
+            "beta_1": self.beta_1,
+            "beta_2": self.beta_2,
+            "epsilon": self.epsilon,
+            "amsgrad": self.amsgrad,
+        }
 
 
 class AdamW(Adam):
     """Adam with decoupled weight decay: `w -= lr * weight_decay * w` before the Adam step."""
 
-    def __init__(self, learning_rate: Any = 0.001, weight_decay: float = 0.004,
-                 beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
-                 amsgrad: bool = False, name: str = "AdamW", **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        weight_decay: float = 0.004,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-7,
+        amsgrad: bool = False,
+        name: str = "AdamW",
+        **kwargs: Any,
+    ) -> None:
         if weight_decay is None:
             raise ValueError("AdamW: weight_decay must be a float (it is the point of AdamW).")
-        super().__init__(learning_rate=learning_rate, beta_1=beta_1, beta_2=beta_2,
-                         epsilon=epsilon, amsgrad=amsgrad, name=name, weight_decay=weight_decay,
-                         **kwargs)  # fmt: skip
+        super().__init__(
+            learning_rate=learning_rate,
+            beta_1=beta_1,
+            beta_2=beta_2,
+            epsilon=epsilon,
+            amsgrad=amsgrad,
+            name=name,
+            weight_decay=weight_decay,
+            **kwargs,
+        )
 
 
 class RMSprop(Optimizer):
@@ -145,9 +180,16 @@ class RMSprop(Optimizer):
     squared running mean gradient inside the root; momentum: accumulate the increments).
     """
 
-    def __init__(self, learning_rate: Any = 0.001, rho: float = 0.9, momentum: float = 0.0,
-                 epsilon: float = 1e-7, centered: bool = False, name: str = "RMSprop",
-                 **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        rho: float = 0.9,
+        momentum: float = 0.0,
+        epsilon: float = 1e-7,
+        centered: bool = False,
+        name: str = "RMSprop",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(name=name, **kwargs)
         self._learning_rate = self._build_learning_rate(learning_rate)
         self.rho = float(rho)
@@ -166,8 +208,9 @@ class RMSprop(Optimizer):
             for v in var_list:
                 self.add_variable_from_reference(v, "average_gradient")
 
-    def _apply(self, arrays: list[Any], grads: list[Any], variables: list[Variable],
-               lr: float) -> None:  # fmt: skip
+    def _apply(
+        self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float
+    ) -> None:
         rho = self.rho
         for g, var in zip(arrays, variables):
             xp = var._device.xp
@@ -200,15 +243,26 @@ class RMSprop(Optimizer):
                 var._data -= buf
 
     def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "rho": self.rho, "momentum": self.momentum,
-                "epsilon": self.epsilon, "centered": self.centered}  # fmt: skip
+        return {
+            **super().get_config(),
+            "rho": self.rho,
+            "momentum": self.momentum,
+            "epsilon": self.epsilon,
+            "centered": self.centered,
+        }
 
 
 class Adagrad(Optimizer):
     """Adagrad: `acc += g^2; w -= lr g / sqrt(acc + epsilon)`."""
 
-    def __init__(self, learning_rate: Any = 0.001, initial_accumulator_value: float = 0.1,
-                 epsilon: float = 1e-7, name: str = "Adagrad", **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        initial_accumulator_value: float = 0.1,
+        epsilon: float = 1e-7,
+        name: str = "Adagrad",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(name=name, **kwargs)
         if initial_accumulator_value < 0:
             raise ValueError(
@@ -224,8 +278,9 @@ class Adagrad(Optimizer):
             init = v._device.xp.full(v._data.shape, self.initial_accumulator_value, v._data.dtype)
             self.add_variable_from_reference(v, "accumulator", initial_value=init)
 
-    def _apply(self, arrays: list[Any], grads: list[Any], variables: list[Variable],
-               lr: float) -> None:  # fmt: skip
+    def _apply(
+        self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float
+    ) -> None:
         for g, var in zip(arrays, variables):
             xp = var._device.xp
             acc = self._slots[id(var)]["accumulator"]._data
@@ -239,6 +294,8 @@ class Adagrad(Optimizer):
             var._data -= buf
 
     def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(),
-                "initial_accumulator_value": self.initial_accumulator_value,
-                "epsilon": self.epsilon}  # fmt: skip
+        return {
+            **super().get_config(),
+            "initial_accumulator_value": self.initial_accumulator_value,
+            "epsilon": self.epsilon,
+        }

@@ -52,8 +52,14 @@ class ExponentialDecay(LearningRateSchedule):
     0.025
     """
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
-                 staircase: bool = False, name: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        decay_steps: int,
+        decay_rate: float,
+        staircase: bool = False,
+        name: str | None = None,
+    ) -> None:
         if decay_steps <= 0:
             raise ValueError(f"ExponentialDecay: decay_steps must be > 0, got {decay_steps}.")
         self.initial_learning_rate = initial_learning_rate
@@ -81,8 +87,14 @@ class ExponentialDecay(LearningRateSchedule):
 class InverseTimeDecay(LearningRateSchedule):
     """`initial_learning_rate / (1 + decay_rate * step / decay_steps)`."""
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
-                 staircase: bool = False, name: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        decay_steps: int,
+        decay_rate: float,
+        staircase: bool = False,
+        name: str | None = None,
+    ) -> None:
         if decay_steps <= 0:
             raise ValueError(f"InverseTimeDecay: decay_steps must be > 0, got {decay_steps}.")
         self.initial_learning_rate = initial_learning_rate
@@ -139,9 +151,15 @@ class PiecewiseConstantDecay(LearningRateSchedule):
 class PolynomialDecay(LearningRateSchedule):
     """Polynomial decay from `initial_learning_rate` to `end_learning_rate` over `decay_steps`."""
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int,
-                 end_learning_rate: float = 0.0001, power: float = 1.0, cycle: bool = False,
-                 name: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        decay_steps: int,
+        end_learning_rate: float = 0.0001,
+        power: float = 1.0,
+        cycle: bool = False,
+        name: str | None = None,
+    ) -> None:
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.end_learning_rate = end_learning_rate
@@ -178,8 +196,13 @@ class CosineDecay(LearningRateSchedule):
     0.5
     """
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, alpha: float = 0.0,
-                 name: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        decay_steps: int,
+        alpha: float = 0.0,
+        name: str | None = None,
+    ) -> None:
         if decay_steps <= 0:
             raise ValueError(f"CosineDecay: decay_steps must be > 0, got {decay_steps}.")
         self.initial_learning_rate = initial_learning_rate
@@ -204,8 +227,13 @@ class CosineDecay(LearningRateSchedule):
 
 _ALL = {
     c.__name__: c
-    for c in (ExponentialDecay, InverseTimeDecay, PiecewiseConstantDecay, PolynomialDecay,
-              CosineDecay)  # fmt: skip
+    for c in (
+        ExponentialDecay,
+        InverseTimeDecay,
+        PiecewiseConstantDecay,
+        PolynomialDecay,
+        CosineDecay,
+    )
 }
 
 
