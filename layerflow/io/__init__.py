@@ -1,0 +1,16 @@
+"""`tf.io`: file and tensor serialization; `save`/`load` of nested tensor structures (no pickle)."""
+
+from layerflow._src.saving.io import (
+    load,
+    parse_tensor,
+    read_file,
+    save,
+    serialize_tensor,
+    write_file,
+)
+from layerflow._src.saving.weights_file import WeightsFileError
+
+__all__ = [
+    "WeightsFileError", "load", "parse_tensor", "read_file", "save", "serialize_tensor",
+    "write_file",
+]  # fmt: skip
