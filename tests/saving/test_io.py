@@ -1,4 +1,4 @@
-"""tf.io: files, TensorProto serialization (byte-identical to TF), structures, the seed's np.save."""
+"""tf.io: files, TensorProto bytes identical to TF's, structures, and the seed's np.save."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,10 @@ import pytest
 import layerflow as tf
 
 # Bytes produced by TensorFlow 2.21's tf.io.serialize_tensor (recorded from the peers venv).
-TF_FLOAT = b'\x08\x01\x12\x08\x12\x02\x08\x02\x12\x02\x08\x02"\x10\x00\x00\xc0?\x00\x00\x00@\x00\x00@@\x00\x00\x80@'
+TF_FLOAT = (
+    b'\x08\x01\x12\x08\x12\x02\x08\x02\x12\x02\x08\x02"\x10'
+    b"\x00\x00\xc0?\x00\x00\x00@\x00\x00@@\x00\x00\x80@"
+)
 TF_INT = b'\x08\x03\x12\x00"\x04\x07\x00\x00\x00'
 TF_STRINGS = b"\x08\x07\x12\x04\x12\x02\x08\x02B\x02abB\x01c"
 
