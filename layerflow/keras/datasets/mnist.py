@@ -1,0 +1,5 @@
+"""`tf.keras.datasets.mnist`."""
+
+from layerflow._src.keras.datasets.mnist import load_data
+
+__all__ = ["load_data"]
