@@ -51,8 +51,9 @@ def plot_history(history: Any, path: Any = "history.png", title: str | None = No
     """Write the per-epoch loss and metrics of `history` to a PNG at `path`; return the path.
 
     >>> import layerflow as tf
-    >>> tf.keras.utils.plot_history({"loss": [0.9, 0.5], "accuracy": [0.6, 0.8]}, "c.png")  # doctest: +SKIP
-    'c.png'
+    >>> logs = {"loss": [0.9, 0.5], "accuracy": [0.6, 0.8]}
+    >>> tf.keras.utils.plot_history(logs, "curves.png")  # doctest: +SKIP
+    'curves.png'
     """
     series, epochs = _series(history)
     try:
