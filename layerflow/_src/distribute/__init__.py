@@ -1,0 +1,1 @@
+"""Distribution strategies (L5): data parallelism over devices and processes."""

@@ -1,0 +1,227 @@
+"""How replicas combine values: reduce to one device, NCCL all-reduce, hierarchical copy.
+
+All three give the same numbers (up to summation order). NCCL runs only when every device is a
+whole GPU (not a logical split of one) and CuPy's NCCL bindings are present; otherwise it falls
+back to reducing on one device, with TF's warning.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from layerflow._src import backend
+from layerflow._src.framework.tensor import Tensor
+
+_log = logging.getLogger("layerflow")
+
+
+def _reduce_arrays(reduce_op: str, arrays: Sequence[Any], device: backend.Device) -> Any:
+    moved = [backend.to_device(a, device) for a in arrays]
+    total = functools.reduce(device.xp.add, moved)
+    if reduce_op == "MEAN":
+        total = total / len(moved)
+    return total
+
+
+def _broadcast(array: Any, source: backend.Device, destinations: Sequence[backend.Device]) -> list:
+    out = []
+    for d in destinations:
+        moved = backend.to_device(array, d)
+        # Every destination gets its own buffer, also when logical devices share the host.
+        out.append(moved.copy() if (moved is array and d is not source) else moved)
+    return out
+
+
+class CrossDeviceOps:
+    """Base of the ways to reduce per-replica tensors and broadcast the result."""
+
+    def reduce_arrays(
+        self,
+        reduce_op: str,
+        arrays: Sequence[Any],
+        sources: Sequence[backend.Device],
+        destinations: Sequence[backend.Device],
+    ) -> list[Any]:
+        """Reduce `arrays` (one per source device) and return one result per destination."""
+        raise NotImplementedError
+
+    def reduce(
+        self, reduce_op: Any, per_replica_value: Any, destinations: Any, options: Any = None
+    ) -> Any:
+        """`tf.distribute.CrossDeviceOps.reduce`: reduce a PerReplica onto `destinations`."""
+        from layerflow._src.distribute.distribute_lib import reduce_to
+
+        return reduce_to(self, reduce_op, per_replica_value, destinations)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class ReductionToOneDevice(CrossDeviceOps):
+    """Copy every value to one device, reduce there, copy the result back out.
+
+    >>> ReductionToOneDevice()
+    ReductionToOneDevice()
+    """
+
+    def __init__(self, reduce_to_device: str | None = None, accumulation_fn: Any = None) -> None:
+        self.reduce_to_device = reduce_to_device
+        self.accumulation_fn = accumulation_fn
+
+    def reduce_arrays(
+        self,
+        reduce_op: str,
+        arrays: Sequence[Any],
+        sources: Sequence[backend.Device],
+        destinations: Sequence[backend.Device],
+    ) -> list[Any]:
+        target = backend.parse_device(self.reduce_to_device) or destinations[0]
+        if self.accumulation_fn is not None:
+            moved = [Tensor(backend.to_device(a, target), target) for a in arrays]
+            total = self.accumulation_fn(moved)._data
+            if reduce_op == "MEAN":
+                total = total / len(arrays)
+        else:
+            total = _reduce_arrays(reduce_op, arrays, target)
+        return _broadcast(total, target, destinations)
+
+
+class HierarchicalCopyAllReduce(CrossDeviceOps):
+    """Sum in a tree (pairs, then pairs of pairs), then broadcast: TF's DGX-1 style all-reduce."""
+
+    def __init__(self, num_packs: int = 1) -> None:
+        if num_packs < 0:
+            raise ValueError(f"HierarchicalCopyAllReduce: num_packs must be >= 0, got {num_packs}.")
+        self.num_packs = num_packs
+
+    def reduce_arrays(
+        self,
+        reduce_op: str,
+        arrays: Sequence[Any],
+        sources: Sequence[backend.Device],
+        destinations: Sequence[backend.Device],
+    ) -> list[Any]:
+        level = list(zip(arrays, sources))
+        while len(level) > 1:
+            nxt = []
+            for k in range(0, len(level) - 1, 2):
+                (a, da), (b, _) = level[k], level[k + 1]
+                nxt.append((da.xp.add(a, backend.to_device(b, da)), da))
+            if len(level) % 2:
+                nxt.append(level[-1])
+            level = nxt
+        total, where = level[0]
+        if reduce_op == "MEAN":
+            total = total / len(arrays)
+        return _broadcast(total, where, destinations)
+
+
+class NcclAllReduce(CrossDeviceOps):
+    """All-reduce with NVIDIA NCCL across whole GPUs; elsewhere, reduction to one device."""
+
+    def __init__(self, num_packs: int = 1) -> None:
+        if num_packs < 0:
+            raise ValueError(f"NcclAllReduce: num_packs must be >= 0, got {num_packs}.")
+        self.num_packs = num_packs
+        self._fallback = ReductionToOneDevice()
+        self._comms: dict[tuple[int, ...], Any] = {}
+        self._warned = False
+
+    def reduce_arrays(
+        self,
+        reduce_op: str,
+        arrays: Sequence[Any],
+        sources: Sequence[backend.Device],
+        destinations: Sequence[backend.Device],
+    ) -> list[Any]:
+        if not _nccl_usable(sources) or list(sources) != list(destinations):
+            if not self._warned and len(sources) > 1:
+                self._warned = True
+                _log.warning(_fallback_reason(sources))
+            return self._fallback.reduce_arrays(reduce_op, arrays, sources, destinations)
+        return self._nccl(reduce_op, arrays, sources)
+
+    def _nccl(
+        self, reduce_op: str, arrays: Sequence[Any], devices: Sequence[backend.Device]
+    ) -> list:
+        xp = devices[0].xp
+        nccl = xp.cuda.nccl
+        key = tuple(d.physical_index for d in devices)
+        comms = self._comms.get(key)
+        if comms is None:
+            comms = self._comms[key] = nccl.NcclCommunicator.initAll(list(key))
+        kind = {
+            "float16": nccl.NCCL_FLOAT16,
+            "float32": nccl.NCCL_FLOAT32,
+            "float64": nccl.NCCL_FLOAT64,
+            "int32": nccl.NCCL_INT32,
+            "int64": nccl.NCCL_INT64,
+        }[arrays[0].dtype.name]
+        outs = []
+        nccl.groupStart()
+        for comm, arr, dev in zip(comms, arrays, devices):
+            with xp.cuda.Device(dev.physical_index):
+                src = xp.ascontiguousarray(arr)
+                out = xp.empty_like(src)
+                comm.allReduce(
+                    src.data.ptr,
+                    out.data.ptr,
+                    src.size,
+                    kind,
+                    nccl.NCCL_SUM,
+                    xp.cuda.get_current_stream().ptr,
+                )
+                outs.append(out)
+        nccl.groupEnd()
+        if reduce_op == "MEAN":
+            outs = [o / len(arrays) for o in outs]
+        return outs
+
+
+def _nccl_usable(devices: Sequence[backend.Device]) -> bool:
+    if len(devices) < 2 or any(d.kind != "GPU" for d in devices):
+        return False
+    physical = [d.physical_index for d in devices]
+    if len(set(physical)) != len(physical):
+        return False
+    try:
+        return bool(devices[0].xp.cuda.nccl.available)
+    except AttributeError:
+        return False
+
+
+def _fallback_reason(devices: Sequence[backend.Device]) -> str:
+    if any(d.kind != "GPU" for d in devices):
+        return "There are non-GPU devices in `tf.distribute.Strategy`, not using nccl allreduce."
+    physical = [d.physical_index for d in devices]
+    if len(set(physical)) != len(physical):
+        return VIRTUAL_GPU_WARNING
+    return "Nccl kernel is not found, not using nccl allreduce."
+
+
+VIRTUAL_GPU_WARNING = (
+    "NCCL is not supported when using virtual GPUs, fallingback to reduction to one device"
+)
+
+
+def select_cross_device_ops(devices: Sequence[backend.Device]) -> CrossDeviceOps:
+    """TF's choice for `MirroredStrategy(cross_device_ops=None)`: NCCL when it can run."""
+    gpus = [d for d in devices if d.kind == "GPU"]
+    if gpus:
+        logical = backend.list_logical_devices("GPU")
+        physical = backend.list_physical_devices("GPU")
+        if len(logical) != len(physical):
+            _log.warning(VIRTUAL_GPU_WARNING)
+            return ReductionToOneDevice()
+    if len(devices) > 1 and len(gpus) != len(devices):
+        _log.warning(
+            "There are non-GPU devices in `tf.distribute.Strategy`, not using nccl allreduce."
+        )
+        return ReductionToOneDevice()
+    if len(devices) > 1 and not _nccl_usable(devices):
+        _log.warning("Nccl kernel is not found, not using nccl allreduce.")
+        return ReductionToOneDevice()
+    return NcclAllReduce() if len(devices) > 1 else ReductionToOneDevice()

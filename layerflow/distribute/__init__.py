@@ -1,0 +1,43 @@
+"""`tf.distribute`: strategies for running one model on several devices or processes."""
+
+from layerflow._src.distribute.cross_device_ops import (
+    CrossDeviceOps,
+    HierarchicalCopyAllReduce,
+    NcclAllReduce,
+    ReductionToOneDevice,
+)
+from layerflow._src.distribute.distribute_lib import (
+    OneDeviceStrategy,
+    ReduceOp,
+    ReplicaContext,
+    Strategy,
+    StrategyExtended,
+    get_replica_context,
+    get_strategy,
+    has_strategy,
+    in_cross_replica_context,
+)
+from layerflow._src.distribute.input_lib import InputContext
+from layerflow._src.distribute.mirrored import MirroredStrategy
+from layerflow._src.distribute.values import DistributedValues
+from layerflow.distribute import experimental
+
+__all__ = [
+    "CrossDeviceOps",
+    "DistributedValues",
+    "HierarchicalCopyAllReduce",
+    "InputContext",
+    "MirroredStrategy",
+    "NcclAllReduce",
+    "OneDeviceStrategy",
+    "ReduceOp",
+    "ReductionToOneDevice",
+    "ReplicaContext",
+    "Strategy",
+    "StrategyExtended",
+    "experimental",
+    "get_replica_context",
+    "get_strategy",
+    "has_strategy",
+    "in_cross_replica_context",
+]

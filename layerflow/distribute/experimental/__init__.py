@@ -1,0 +1,3 @@
+"""`tf.distribute.experimental`: the older spellings."""
+
+from layerflow._src.distribute.input_lib import ValueContext
