@@ -3,7 +3,7 @@
 This module only re-exports; the implementation lives in `layerflow._src`.
 """
 
-from layerflow import config, errors, linalg, math, nest, nn, random
+from layerflow import config, errors, image, linalg, math, nest, nn, random
 from layerflow._src.autodiff.custom_gradient import custom_gradient
 from layerflow._src.autodiff.function import function
 from layerflow._src.autodiff.tape import GradientTape
@@ -119,6 +119,7 @@ from layerflow._src.ops.math_ops import (
     where,
     zeros_like,
 )
+from layerflow._src.ops.linalg_ops import einsum, tensordot
 from layerflow._src.ops.reduce_ops import (
     add_n,
     argmax,

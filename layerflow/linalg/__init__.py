@@ -1,3 +1,16 @@
 """`tf.linalg`: matrix operations."""
 
-from layerflow._src.ops.math_ops import matmul
+from layerflow._src.ops.array_ops import eye
+from layerflow._src.ops.linalg_ops import (
+    det,
+    diag,
+    diag_part,
+    einsum,
+    inv,
+    matmul,
+    matrix_transpose,
+    matvec,
+    tensordot,
+    trace,
+)
+from layerflow._src.ops.reduce_ops import norm
