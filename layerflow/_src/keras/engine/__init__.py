@@ -1,0 +1,1 @@
+"""The Keras engine: Layer, Model, Sequential, the functional API, InputSpec, summary."""

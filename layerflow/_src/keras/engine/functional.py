@@ -1,0 +1,150 @@
+"""The functional API: `tf.keras.Model(inputs, outputs)` over a graph of recorded layer calls.
+
+Calling a layer on KerasTensors (`tf.keras.Input`) records a `Node`. A functional model keeps
+the nodes between its inputs and outputs in dependency order and, when called on real data,
+calls each node's layer again, eagerly, on the real tensors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from layerflow._src.framework.tensor import TensorLike
+from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.keras.engine.input_layer import Input, InputLayer
+from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node
+from layerflow._src.ops import math_ops
+from layerflow._src.utils import nest
+
+__all__ = ["Input", "InputLayer", "init_graph", "run_graph"]
+
+
+def _check_symbolic(model: Any, what: str, structure: Any) -> list[KerasTensor]:
+    flat = nest.flatten(structure)
+    for i, t in enumerate(flat):
+        if not isinstance(t, KerasTensor):
+            raise TypeError(
+                f"Model '{model.name}': {what} must be symbolic tensors from tf.keras.Input and "
+                f"layer calls on them, but {what}[{i}] is {type(t).__name__}. For a model with "
+                "custom logic, subclass tf.keras.Model and define call()."
+            )
+    return flat
+
+
+def init_graph(model: Any, inputs: Any, outputs: Any) -> None:
+    """Find the nodes between `inputs` and `outputs` and store them, in order, on `model`."""
+    flat_in = _check_symbolic(model, "inputs", inputs)
+    flat_out = _check_symbolic(model, "outputs", outputs)
+    boundary = {id(t) for t in flat_in}
+    order: list[Node] = []
+    done: set[int] = set()
+    # Iterative post-order walk from the outputs back to the inputs.
+    stack: list[tuple[KerasTensor, bool]] = [(t, False) for t in reversed(flat_out)]
+    while stack:
+        tensor, expanded = stack.pop()
+        if id(tensor) in boundary:
+            continue
+        node = tensor.node
+        if node is None or node.inputs is None:
+            name = tensor.name or repr(tensor)
+            raise ValueError(
+                f"Graph disconnected: model '{model.name}' cannot reach the value of tensor "
+                f"{name!r} from its inputs {[t.name for t in flat_in]}. Add the tf.keras.Input "
+                "it comes from to the model's inputs."
+            )
+        if id(node) in done:
+            continue
+        if expanded:
+            done.add(id(node))
+            order.append(node)
+            continue
+        stack.append((tensor, True))
+        for parent in reversed(node.input_tensors):
+            stack.append((parent, False))
+    d = model.__dict__
+    d["_graph_inputs"] = inputs
+    d["_graph_outputs"] = outputs
+    d["_graph_nodes"] = order
+    d["_is_graph_network"] = True
+    d["_build_input_shape"] = nest.map_structure(lambda t: t.shape, inputs)
+    d["_output_shape_record"] = nest.map_structure(lambda t: t.shape, outputs)
+    d["built"] = True
+
+
+def graph_layers(model: Any) -> list[Any]:
+    """Input layers first (in input order), then every other layer in call order, each once."""
+    out: list[Any] = []
+    seen: set[int] = set()
+    for t in nest.flatten(model._graph_inputs):
+        layer = t._keras_history[0] if t._keras_history else None
+        if layer is not None and id(layer) not in seen:
+            seen.add(id(layer))
+            out.append(layer)
+    for node in model._graph_nodes:
+        if id(node.layer) not in seen:
+            seen.add(id(node.layer))
+            out.append(node.layer)
+    return out
+
+
+def _bind_inputs(model: Any, inputs: Any) -> list[Any]:
+    expected = model._graph_inputs
+    flat_kt = nest.flatten(expected)
+    if isinstance(inputs, dict) and not isinstance(expected, dict):
+        names = [t.name for t in flat_kt]
+        missing = [n for n in names if n not in inputs]
+        if missing:
+            raise ValueError(
+                f"Model '{model.name}' got a dict of inputs without the key(s) {missing}; its "
+                f"inputs are named {names}."
+            )
+        flat = [inputs[n] for n in names]
+    elif len(flat_kt) == 1 and not isinstance(inputs, list | tuple | dict):
+        flat = [inputs]
+    else:
+        flat = nest.flatten(inputs)
+    if len(flat) != len(flat_kt):
+        raise ValueError(
+            f"Model '{model.name}' expects {len(flat_kt)} input(s) with shapes "
+            f"{[tuple(t.shape) for t in flat_kt]}, but it received {len(flat)}."
+        )
+    values = []
+    for i, (kt, value) in enumerate(zip(flat_kt, flat)):
+        if not isinstance(value, TensorLike):
+            value = model._convert_one(value)
+        if not TensorShape(kt.shape).is_compatible_with(value.shape):
+            raise ValueError(
+                f"Input {i} of model '{model.name}' expects shape {kt.shape}, got shape "
+                f"{value.shape}."
+            )
+        if value.dtype != kt.dtype:
+            value = math_ops.cast(value, kt.dtype)
+        values.append(value)
+    return values
+
+
+def run_graph(model: Any, inputs: Any, training: Any = None) -> Any:
+    """Call every node's layer on real tensors, in order; return the outputs' structure."""
+    values: dict[int, Any] = {}
+    for kt, value in zip(nest.flatten(model._graph_inputs), _bind_inputs(model, inputs)):
+        values[id(kt)] = value
+
+    def real(x: Any) -> Any:
+        return values[id(x)] if isinstance(x, KerasTensor) else x
+
+    for node in model._graph_nodes:
+        args = tuple(nest.map_structure(real, a) for a in node.args)
+        kwargs = {k: nest.map_structure(real, v) for k, v in node.kwargs.items()}
+        if training is not None and "training" in kwargs and kwargs["training"] is None:
+            kwargs["training"] = training
+        out = node.layer(nest.map_structure(real, node.inputs), *args, **kwargs)
+        flat_kt = nest.flatten(node.outputs)
+        flat_out = nest.flatten(out)
+        if len(flat_out) != len(flat_kt):
+            raise ValueError(
+                f"Layer '{node.layer.name}' returned {len(flat_out)} output(s) when the model "
+                f"is called, but {len(flat_kt)} when the model was built."
+            )
+        for kt, v in zip(flat_kt, flat_out):
+            values[id(kt)] = v
+    return nest.map_structure(real, model._graph_outputs)

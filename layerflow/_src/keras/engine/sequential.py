@@ -1,0 +1,169 @@
+"""`tf.keras.Sequential`: a stack of layers, each called on the previous one's output.
+
+Built on the first call from the real input (deferred), or at once when the first layer has
+`input_shape=` or the stack starts with `tf.keras.Input`, or by `build(input_shape)`. A layer
+added twice is called twice (its weights are shared) but appears once in `layers`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from layerflow._src.keras.engine import functional
+from layerflow._src.keras.engine.base_layer import Layer, _who, to_shapes
+from layerflow._src.keras.engine.input_layer import InputLayer
+from layerflow._src.keras.engine.keras_tensor import KerasTensor
+from layerflow._src.keras.engine.training import Model
+from layerflow._src.keras.serialization import deserialize_keras_object, serialize_keras_object
+
+
+class Sequential(Model):
+    """A linear stack of layers.
+
+    >>> import layerflow as tf
+    >>> net = tf.keras.Sequential([tf.keras.layers.Dense(4), tf.keras.layers.Dense(1)])
+    >>> net(tf.ones((2, 3))).shape, len(net.layers)
+    (TensorShape([2, 1]), 2)
+    """
+
+    def __init__(self, layers: Any = None, name: str | None = None) -> None:
+        super().__init__(name=name)
+        self.__dict__["_stack"] = []
+        self.__dict__["_input_layer"] = None
+        self.__dict__["_graph_output"] = None
+        if layers is not None:
+            if isinstance(layers, Layer | KerasTensor):
+                layers = [layers]
+            for layer in layers:
+                self.add(layer)
+
+    # --- structure --------------------------------------------------------------------------
+    @property
+    def layers(self) -> list[Layer]:
+        """The layers in order, each once, without the InputLayer."""
+        out: list[Layer] = []
+        seen: set[int] = set()
+        for layer in self._stack:
+            if id(layer) not in seen:
+                seen.add(id(layer))
+                out.append(layer)
+        return out
+
+    def _tracked_attributes(self) -> Any:
+        yield "layers", self.layers
+        yield from Layer._tracked_attributes(self)
+
+    def add(self, layer: Any) -> None:
+        """Append a layer (or start the stack with `tf.keras.Input(...)`)."""
+        if isinstance(layer, KerasTensor):
+            origin = layer._keras_history[0] if layer._keras_history else None
+            if not isinstance(origin, InputLayer):
+                raise TypeError(
+                    f"Sequential '{self.name}'.add() accepts a tf.keras.Input tensor only as the "
+                    f"first element; got {layer!r}."
+                )
+            layer = origin
+        if not isinstance(layer, Layer):
+            raise TypeError(
+                f"Sequential '{self.name}'.add() expects a Layer instance, got "
+                f"{type(layer).__name__}: {layer!r}."
+            )
+        if isinstance(layer, InputLayer):
+            if self._stack or self._input_layer is not None:
+                raise ValueError(
+                    f"Sequential '{self.name}': an InputLayer (tf.keras.Input) can only come first."
+                )
+            self.__dict__["_input_layer"] = layer
+            self.build(layer._batch_input_shape)
+            return
+        self._stack.append(layer)
+        if self._graph_output is not None:
+            self.__dict__["_graph_output"] = layer(self._graph_output)
+            self.__dict__["_output_shape_record"] = self._graph_output.shape
+        elif len(self._stack) == 1 and layer._batch_input_shape is not None:
+            self.build(layer._batch_input_shape)
+
+    def pop(self) -> None:
+        """Remove the last layer."""
+        if not self._stack:
+            raise TypeError(f"Sequential '{self.name}'.pop(): there are no layers in the model.")
+        self._stack.pop()
+        if self._graph_output is not None and self._build_input_shape is not None:
+            self._symbolic_build(self._build_input_shape)
+
+    # --- the layer contract -----------------------------------------------------------------
+    def build(self, input_shape: Any = None) -> None:
+        """Build every layer for inputs of `input_shape` (batch dimension included)."""
+        if self.__dict__.get("_building_from_call"):
+            self.built = True
+            return
+        if input_shape is None:
+            input_shape = self._default_input_shape()
+        if input_shape is None:
+            raise ValueError(
+                f"{_who(self)}.build() needs input_shape, e.g. build((None, 20)), because none of "
+                "its layers declares one (input_shape= on the first layer or tf.keras.Input)."
+            )
+        self._symbolic_build(to_shapes(input_shape))
+        self.built = True
+
+    def _default_input_shape(self) -> Any:
+        if self._input_layer is not None:
+            return self._input_layer._batch_input_shape
+        if self._stack and self._stack[0]._batch_input_shape is not None:
+            return self._stack[0]._batch_input_shape
+        return None
+
+    def _symbolic_build(self, input_shape: Any) -> None:
+        dtype = self._input_layer.dtype if self._input_layer is not None else self.dtype
+        x = KerasTensor(input_shape, dtype)
+        self.__dict__["_build_input_shape"] = input_shape
+        for layer in self._stack:
+            x = layer(x)
+        self.__dict__["_graph_output"] = x
+        self.__dict__["_output_shape_record"] = x.shape
+
+    def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
+        x = inputs
+        for layer in self._stack:
+            x = layer(x)
+        return x
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        x = KerasTensor(to_shapes(input_shape), self.dtype)
+        for layer in self._stack:
+            x = layer(x)
+        return x.shape
+
+    @property
+    def input_shape(self) -> Any:
+        shape = self._build_input_shape or self._default_input_shape()
+        if shape is None:
+            return Model.input_shape.fget(self)
+        return tuple(shape)
+
+    # --- config -------------------------------------------------------------------------------
+    def get_config(self) -> dict[str, Any]:
+        layers = []
+        if self._input_layer is not None:
+            layers.append(serialize_keras_object(self._input_layer))
+        layers.extend(serialize_keras_object(layer) for layer in self._stack)
+        return {"name": self.name, "layers": layers}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Sequential:
+        from layerflow._src.keras import layers as layers_module  # the registry of built-ins
+
+        objects = {n: getattr(layers_module, n) for n in dir(layers_module) if n[:1].isupper()}
+        objects.update({"InputLayer": InputLayer, "Sequential": Sequential, "Model": Model})
+        model = cls(name=config.get("name"))
+        for spec in config.get("layers", []):
+            model.add(
+                deserialize_keras_object(
+                    spec, objects, custom_objects, printable_module_name="layer"
+                )
+            )
+        return model
+
+
+__all__ = ["Sequential", "functional"]

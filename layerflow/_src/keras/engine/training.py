@@ -1,0 +1,197 @@
+"""`tf.keras.Model`: a layer that holds layers, subclassed or functional, plus training.
+
+Training (compile/fit/evaluate/predict) comes from the `Trainer` mixin; this file owns structure:
+`layers`, `build`, `summary`, functional graphs, and whole-model saving delegation.
+
+`Model.build(input_shape)` on a subclassed model marks it built and runs `call` once on a
+placeholder batch of zeros (unknown dimensions taken as 2, the batch dimension reported as None),
+with gradient recording paused and `training=False`, so the sublayers build from real shapes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from layerflow._src.keras.engine import functional, summary
+from layerflow._src.keras.engine.base_layer import Layer, _map_shapes, _who, to_shapes
+from layerflow._src.keras.engine.keras_tensor import KerasTensor
+from layerflow._src.keras.trainer import Trainer
+
+
+class Model(Trainer, Layer):
+    """A model: subclass it (`__init__` + `call`) or build it from `tf.keras.Input` tensors.
+
+    >>> import layerflow as tf
+    >>> x = tf.keras.Input(shape=(4,))
+    >>> model = tf.keras.Model(x, tf.keras.layers.Dense(2)(x))
+    >>> model(tf.ones((3, 4))).shape
+    TensorShape([3, 2])
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        inputs = kwargs.pop("inputs", None)
+        outputs = kwargs.pop("outputs", None)
+        args = list(args)
+        if args and inputs is None:
+            inputs = args.pop(0)
+        if args and outputs is None:
+            outputs = args.pop(0)
+        if args:
+            raise TypeError(
+                f"{type(self).__name__}() takes inputs and outputs as positional arguments, got "
+                f"{len(args)} more."
+            )
+        if (inputs is None) != (outputs is None):
+            raise TypeError(
+                f"{type(self).__name__}: a functional model needs both inputs= and outputs= "
+                "(tf.keras.Model(inputs, outputs)); a subclassed model needs neither."
+            )
+        Layer.__init__(self, **kwargs)
+        self.__dict__["_is_graph_network"] = False
+        init_trainer = getattr(Trainer, "_init_trainer", None)
+        if init_trainer is not None:
+            init_trainer(self)
+        if inputs is not None:
+            functional.init_graph(self, inputs, outputs)
+
+    # --- structure --------------------------------------------------------------------------
+    @property
+    def layers(self) -> list[Layer]:
+        """Direct sublayers, each once (a layer used twice appears once)."""
+        if self._is_graph_network:
+            return functional.graph_layers(self)
+        return self._flatten_layers(include_self=False, recursive=False)
+
+    def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
+        if index is not None:
+            if name is not None:
+                raise ValueError("get_layer: pass either name= or index=, not both.")
+            layers = self.layers
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(
+                    f"get_layer: index {index} is out of range for model '{self.name}' with "
+                    f"{len(layers)} layers."
+                )
+            return layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(
+            f"No such layer: {name!r} in model '{self.name}'. Its layers are "
+            f"{[layer.name for layer in self.layers]}."
+        )
+
+    def _tracked_attributes(self) -> Any:
+        if self._is_graph_network:
+            layers = [
+                layer
+                for layer in functional.graph_layers(self)
+                if not isinstance(layer, functional.InputLayer)
+            ]
+            yield "layers", layers
+        yield from Layer._tracked_attributes(self)
+
+    @property
+    def inputs(self) -> Any:
+        return self.__dict__.get("_graph_inputs") if self._is_graph_network else None
+
+    @property
+    def outputs(self) -> Any:
+        return self.__dict__.get("_graph_outputs") if self._is_graph_network else None
+
+    @property
+    def input_shape(self) -> Any:
+        if self._build_input_shape is None:
+            raise AttributeError(
+                f"{_who(self)} has no input shape yet: it is not built. Call it on data or "
+                "build it with model.build(input_shape)."
+            )
+        return _as_tuples(self._build_input_shape)
+
+    @property
+    def output_shape(self) -> Any:
+        if self._output_shape_record is None:
+            raise AttributeError(
+                f"{_who(self)} has no output shape yet: it has not been called. Call it on data "
+                "or build it with model.build(input_shape)."
+            )
+        return _as_tuples(self._output_shape_record)
+
+    # --- the layer contract -----------------------------------------------------------------
+    def build(self, input_shape: Any = None) -> None:
+        """Build the model for inputs of `input_shape` (see the module docstring)."""
+        if self._is_graph_network or self.__dict__.get("_building_from_call"):
+            self.built = True
+            return
+        if input_shape is None:
+            raise ValueError(
+                f"{_who(self)}.build() needs input_shape, e.g. model.build((None, 20)), because "
+                "a subclassed model's layers get their shapes from the data."
+            )
+        shapes = to_shapes(input_shape)
+        kts = _map_shapes(lambda s: KerasTensor(s, self.dtype), shapes)
+        self.built = True
+        self._symbolic_call(kts, (), {}, None)
+
+    def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
+        if self._is_graph_network:
+            return functional.run_graph(self, inputs, training)
+        raise NotImplementedError(
+            f"{_who(self)} has no call(): to create a model with the functional API, pass "
+            "inputs and outputs (tf.keras.Model(inputs, outputs)); otherwise subclass "
+            "tf.keras.Model and define call(self, inputs)."
+        )
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        if self._is_graph_network:
+            return _map_shapes(lambda s: s, self._output_shape_record)
+        return Layer.compute_output_shape(self, input_shape)
+
+    def summary(
+        self,
+        line_length: int | None = None,
+        positions: Any = None,
+        print_fn: Any = None,
+        expand_nested: bool = False,
+        show_trainable: bool = False,
+        layer_range: Any = None,
+    ) -> None:
+        """Print a table of the layers, their output shapes and parameter counts."""
+        summary.print_summary(
+            self,
+            line_length=line_length,
+            positions=positions,
+            print_fn=print_fn,
+            expand_nested=expand_nested,
+            show_trainable=show_trainable,
+        )
+
+    def get_config(self) -> dict[str, Any]:
+        if self._is_graph_network:
+            raise NotImplementedError(
+                f"{_who(self)}: get_config() of functional models is provided by "
+                "tf.keras.models.clone_model / model.save; use those."
+            )
+        return Layer.get_config(self)
+
+    # --- whole-model saving (the saving package implements it) -----------------------------------
+    def save(
+        self, filepath: Any, overwrite: bool = True, save_format: Any = None, **kwargs: Any
+    ) -> None:
+        """Save architecture and weights to `filepath` (`.keras`)."""
+        saving = _saving_module()
+        return saving.save_model(
+            self, filepath, overwrite=overwrite, save_format=save_format, **kwargs
+        )
+
+
+def _saving_module() -> Any:
+    try:
+        return importlib.import_module("layerflow._src.keras.saving")
+    except ImportError as err:  # the saving work lands separately
+        raise NotImplementedError(f"Whole-model saving is not available yet: {err}") from None
+
+
+def _as_tuples(shapes: Any) -> Any:
+    return _map_shapes(tuple, shapes)

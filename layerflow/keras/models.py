@@ -1,0 +1,22 @@
+"""`tf.keras.models`: Sequential, Model, clone_model, and whole-model loading."""
+
+import importlib
+
+from layerflow._src.keras.engine.cloning import clone_model
+from layerflow._src.keras.engine.sequential import Sequential
+from layerflow._src.keras.engine.training import Model
+
+__all__ = ["Model", "Sequential", "clone_model", "load_model", "save_model"]
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, **kwargs):  # noqa: A002, ANN001, ANN201
+    """Load a model saved by `model.save(path)` (implemented in layerflow._src.keras.saving)."""
+    saving = importlib.import_module("layerflow._src.keras.saving")
+    return saving.load_model(filepath, custom_objects=custom_objects, compile=compile,
+                             safe_mode=safe_mode, **kwargs)  # fmt: skip
+
+
+def save_model(model, filepath, overwrite=True, **kwargs):  # noqa: ANN001, ANN201
+    """Save `model` to `filepath` (same as `model.save(filepath)`)."""
+    saving = importlib.import_module("layerflow._src.keras.saving")
+    return saving.save_model(model, filepath, overwrite=overwrite, **kwargs)
