@@ -96,6 +96,7 @@ class LoadStatus:
         self.unexpected: list[str] = []
         self._pending: list[tuple[Any, str, str]] = []  # (owner, key in owner, full path)
         self._partial = False
+        self._lenient = False
 
     @property
     def pending(self) -> list[str]:
@@ -176,8 +177,13 @@ def load(
     path: str | os.PathLike,
     skip_mismatch: bool = False,
     by_name: bool = False,
+    strict_structure: bool = True,
 ) -> LoadStatus:
-    """Validate the file against `root`'s variables, then assign (or defer) every value."""
+    """Validate the file against `root`'s variables, then assign (or defer) every value.
+
+    `strict_structure=False` (checkpoints, as TF's `Checkpoint.restore`): missing and
+    unexpected entries are only recorded in the status; shape and dtype mismatches still raise.
+    """
     path = os.fspath(path)
     header, info = weights_file.read_header(path)
     aliases = info.get("aliases", {})
@@ -189,6 +195,8 @@ def load(
     status = LoadStatus(path)
     partial = skip_mismatch or by_name
     status._partial = partial
+    status._lenient = not strict_structure
+    structural: list[str] = []
 
     model = variables_by_path(root)
     if by_name:
@@ -221,7 +229,7 @@ def load(
             continue
         assign.append((p, var, key))
     for p in status.missing:
-        problems.append(f"'{p}': the model has this variable, the file does not")
+        structural.append(f"'{p}': the model has this variable, the file does not")
 
     # File entries no existing variable claimed: deferred if their owner is not built yet.
     deferred: list[tuple[Any, str, str, str]] = []  # (owner, rel, full path, stored key)
@@ -234,7 +242,9 @@ def load(
                              p, source[p]))  # fmt: skip
         else:
             status.unexpected.append(p)
-            problems.append(f"'{p}': the file has this entry, the model has no such variable")
+            structural.append(f"'{p}': the file has this entry, the model has no such variable")
+    if strict_structure:
+        problems += structural
     if by_name:
         used = {key for _, _, key in plan if key is not None}
         status.unexpected.extend(k for k in header if k not in used)
@@ -299,7 +309,8 @@ def _after_build(hook: Any, hook_path: str, status: LoadStatus, source: dict, he
             hook._post_build_callbacks.remove(check)
         prefix = hook_path + "/" if hook_path else ""
         model = {prefix + p: v for p, v in variables_by_path(hook)}
-        problems: list[str] = []
+        problems: list[str] = []  # shapes and dtypes: always errors unless partial
+        structural: list[str] = []  # errors unless partial or lenient
         late: list[tuple[str, Variable, np.ndarray]] = []
         for owner, rel, full in status._pending:
             if not full.startswith(prefix):
@@ -312,7 +323,7 @@ def _after_build(hook: Any, hook_path: str, status: LoadStatus, source: dict, he
             var = model.get(full)
             if var is None:
                 status.unexpected.append(full)
-                problems.append(
+                structural.append(
                     f"'{full}': the file has this entry, the model has no such variable"
                 )
             elif tuple(var.shape.as_list()) != value.shape or var._data.dtype != value.dtype:
@@ -325,7 +336,9 @@ def _after_build(hook: Any, hook_path: str, status: LoadStatus, source: dict, he
         for full in model:
             if full not in source and full not in status.missing:
                 status.missing.append(full)
-                problems.append(f"'{full}': the model has this variable, the file does not")
+                structural.append(f"'{full}': the model has this variable, the file does not")
+        if not status._lenient:
+            problems += structural
         for full, var, value in late:
             var._data[...] = backend.to_device(value, var._device)
             status.loaded.append(full)

@@ -1,0 +1,262 @@
+"""`tf.train.Checkpoint`, `tf.train.CheckpointManager` and `tf.train.latest_checkpoint`.
+
+A checkpoint is one safetensors file (layerflow's weights format) holding every variable
+reachable from the checkpoint's children, keyed by structural paths (`model/hidden/kernel`,
+`optimizer/slots/0`, `save_counter`). `save(prefix)` writes `prefix-N` and records it in the
+folder's `checkpoint` state file, in TensorFlow's text format, so `latest_checkpoint` finds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+from layerflow._src.framework.trackable import Trackable
+from layerflow._src.framework.variables import Variable
+from layerflow._src.saving import restore
+from layerflow._src.saving.restore import LoadStatus
+from layerflow._src.saving.weights_file import atomic_write
+
+STATE_FILE = "checkpoint"
+
+
+class Checkpoint(Trackable):
+    """Groups trackables (models, layers, optimizers, variables) for saving and restoring.
+
+    >>> import os, tempfile, layerflow as tf
+    >>> v = tf.Variable(3.0)
+    >>> ckpt = tf.train.Checkpoint(v=v)
+    >>> path = ckpt.save(os.path.join(tempfile.mkdtemp(), "ckpt"))
+    >>> os.path.basename(path)
+    'ckpt-1'
+    >>> _ = v.assign(0.0)
+    >>> ckpt.restore(path).assert_consumed().__class__.__name__
+    'LoadStatus'
+    >>> float(v.numpy())
+    3.0
+    """
+
+    def __init__(self, root: Any = None, **kwargs: Any) -> None:
+        children: dict[str, Any] = {}
+        if root is not None:
+            _check_child("root", root)
+            children.update(root._trackable_children() if isinstance(root, Trackable) else {})
+        for name, value in kwargs.items():
+            _check_child(name, value)
+            children[name] = value
+        if "save_counter" in children:
+            raise ValueError("tf.train.Checkpoint: 'save_counter' is reserved; use another name.")
+        self._children = children
+        self._save_counter = Variable(np.int64(0), trainable=False, name="save_counter")
+
+    @property
+    def save_counter(self) -> Variable:
+        """How many times `save` ran (restored with the checkpoint, so numbering continues)."""
+        return self._save_counter
+
+    def _trackable_children(self) -> dict[str, Any]:
+        return {**self._children, "save_counter": self._save_counter}
+
+    def __getattr__(self, name: str) -> Any:
+        children = self.__dict__.get("_children", {})
+        if name in children:
+            return children[name]
+        raise AttributeError(f"'Checkpoint' object has no attribute {name!r}")
+
+    def write(self, file_prefix: Any, options: Any = None) -> str:
+        """Write one file at exactly `file_prefix` (no numbering, no state file)."""
+        path = os.fspath(file_prefix)
+        restore.save(self, path, kind="layerflow.checkpoint")
+        return path
+
+    def save(self, file_prefix: Any, options: Any = None) -> str:
+        """Write `file_prefix-N` (N = the new save_counter) and record it as the latest."""
+        self._save_counter._data[...] += 1
+        path = f"{os.fspath(file_prefix)}-{int(self._save_counter._data)}"
+        try:
+            self.write(path)
+        except BaseException:
+            self._save_counter._data[...] -= 1
+            raise
+        folder = os.path.dirname(os.path.abspath(path))
+        old = _read_state(folder)
+        kept = [p for p in (old[1] if old else []) if p != path] + [path]
+        _write_state(folder, path, kept)
+        return path
+
+    def read(self, save_path: Any, options: Any = None) -> LoadStatus:
+        """Restore from a file written by `write` or `save`."""
+        return self.restore(save_path)
+
+    def restore(self, save_path: Any, options: Any = None) -> LoadStatus:
+        """Restore values now, or when unbuilt parts create their variables (TF semantics:
+        missing or extra entries are reported by the status's `assert_*` methods; a shape or
+        dtype mismatch raises and assigns nothing)."""
+        if save_path is None:
+            status = LoadStatus("<none>")
+            status._partial = True
+            return status
+        path = os.fspath(save_path)
+        return restore.load(self, path, strict_structure=False)
+
+
+def _check_child(name: str, value: Any) -> None:
+    if not isinstance(value, Trackable | Variable):
+        raise ValueError(
+            f"tf.train.Checkpoint: '{name}' must be a trackable object (a layer, model, "
+            f"optimizer, tf.Module, tf.Variable or Checkpoint), got {type(value).__name__}."
+        )
+
+
+# --- the state file ---------------------------------------------------------------------------
+_LINE = re.compile(r'^\s*(model_checkpoint_path|all_model_checkpoint_paths):\s*"(.*)"\s*$')
+
+
+def _read_state(folder: str, latest_filename: str | None = None) -> tuple[str, list[str]] | None:
+    state = os.path.join(folder, latest_filename or STATE_FILE)
+    try:
+        with open(state, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
+        return None
+    latest, every = None, []
+    for line in lines:
+        m = _LINE.match(line)
+        if not m:
+            continue
+        value = m.group(2).encode().decode("unicode_escape")
+        full = value if os.path.isabs(value) else os.path.join(folder, value)
+        if m.group(1) == "model_checkpoint_path":
+            latest = full
+        else:
+            every.append(full)
+    return (latest, every) if latest else None
+
+
+def _write_state(folder: str, latest: str, every: list[str]) -> None:
+    def rel(p: str) -> str:
+        p = os.path.relpath(os.path.abspath(p), folder)
+        return p.replace("\\", "\\\\").replace('"', '\\"')
+
+    text = f'model_checkpoint_path: "{rel(latest)}"\n' + "".join(
+        f'all_model_checkpoint_paths: "{rel(p)}"\n' for p in every
+    )
+    with atomic_write(os.path.join(folder, STATE_FILE)) as tmp, open(tmp, "w") as f:
+        f.write(text)
+
+
+def latest_checkpoint(checkpoint_dir: Any, latest_filename: str | None = None) -> str | None:
+    """The newest checkpoint recorded in `checkpoint_dir`, or None (TF's function).
+
+    >>> import tempfile
+    >>> latest_checkpoint(tempfile.mkdtemp()) is None
+    True
+    """
+    state = _read_state(os.fspath(checkpoint_dir), latest_filename)
+    if state is None or not os.path.exists(state[0]):
+        return None
+    return state[0]
+
+
+class CheckpointManager:
+    """Numbered checkpoints in one folder, keeping the newest `max_to_keep`.
+
+    >>> import tempfile, layerflow as tf
+    >>> ckpt = tf.train.Checkpoint(v=tf.Variable(1.0))
+    >>> manager = tf.train.CheckpointManager(ckpt, tempfile.mkdtemp(), max_to_keep=2)
+    >>> [os.path.basename(manager.save()) for _ in range(3)]
+    ['ckpt-1', 'ckpt-2', 'ckpt-3']
+    >>> [os.path.basename(p) for p in manager.checkpoints]
+    ['ckpt-2', 'ckpt-3']
+    """
+
+    def __init__(
+        self,
+        checkpoint: Checkpoint,
+        directory: Any,
+        max_to_keep: int | None,
+        keep_checkpoint_every_n_hours: float | None = None,
+        checkpoint_name: str = "ckpt",
+        step_counter: Any = None,
+        checkpoint_interval: int | None = None,
+        init_fn: Any = None,
+    ) -> None:
+        if not isinstance(checkpoint, Checkpoint):
+            raise TypeError(
+                f"CheckpointManager needs a tf.train.Checkpoint, got {type(checkpoint).__name__}."
+            )
+        if max_to_keep is not None and max_to_keep <= 0:
+            raise ValueError(f"max_to_keep must be a positive integer or None, got {max_to_keep}.")
+        self._checkpoint = checkpoint
+        self._directory = os.fspath(directory)
+        self._max_to_keep = max_to_keep
+        self._prefix = os.path.join(self._directory, checkpoint_name)
+        self._step_counter = step_counter
+        self._interval = checkpoint_interval
+        self._init_fn = init_fn
+        self._last_step: int | None = None
+        os.makedirs(self._directory, exist_ok=True)
+        state = _read_state(self._directory)
+        self._checkpoints = [p for p in (state[1] if state else []) if os.path.exists(p)]
+        self._latest = state[0] if state and os.path.exists(state[0]) else None
+
+    @property
+    def directory(self) -> str:
+        return self._directory
+
+    @property
+    def checkpoint(self) -> Checkpoint:
+        return self._checkpoint
+
+    @property
+    def latest_checkpoint(self) -> str | None:
+        return self._latest
+
+    @property
+    def checkpoints(self) -> list[str]:
+        """The kept checkpoints, oldest first."""
+        return list(self._checkpoints)
+
+    def save(self, checkpoint_number: Any = None, check_interval: bool = True,
+             options: Any = None) -> str | None:  # fmt: skip
+        """Write the next numbered checkpoint, delete the oldest beyond `max_to_keep`."""
+        if self._interval and check_interval and self._step_counter is not None:
+            step = int(np.asarray(self._step_counter))
+            if self._last_step is not None and step - self._last_step < self._interval:
+                return None
+            self._last_step = step
+        ckpt = self._checkpoint
+        ckpt._save_counter._data[...] += 1
+        number = int(ckpt._save_counter._data) if checkpoint_number is None else int(
+            np.asarray(checkpoint_number)
+        )  # fmt: skip
+        path = f"{self._prefix}-{number}"
+        try:
+            ckpt.write(path)
+        except BaseException:
+            ckpt._save_counter._data[...] -= 1
+            raise
+        self._checkpoints = [p for p in self._checkpoints if p != path] + [path]
+        doomed = []
+        if self._max_to_keep is not None:
+            while len(self._checkpoints) > self._max_to_keep:
+                doomed.append(self._checkpoints.pop(0))
+        self._latest = path
+        _write_state(self._directory, path, self._checkpoints)
+        for old in doomed:  # after the state file no longer names them
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(old)
+        return path
+
+    def restore_or_initialize(self) -> str | None:
+        """Restore the latest checkpoint, or run `init_fn` when there is none."""
+        if self._latest is not None:
+            self._checkpoint.restore(self._latest)
+            return self._latest
+        if self._init_fn is not None:
+            self._init_fn()
+        return None

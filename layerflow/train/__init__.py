@@ -1,0 +1,6 @@
+"""`tf.train`: checkpoints of models, optimizers and variables."""
+
+from layerflow._src.saving.checkpoint import Checkpoint, CheckpointManager, latest_checkpoint
+from layerflow._src.saving.restore import LoadStatus as CheckpointLoadStatus
+
+__all__ = ["Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "latest_checkpoint"]
