@@ -1,0 +1,29 @@
+"""Every built-in Keras layer, gathered from its module (a plain list of imports)."""
+
+from layerflow._src.keras.engine.base_layer import Layer
+from layerflow._src.keras.engine.input_layer import Input, InputLayer
+from layerflow._src.keras.engine.input_spec import InputSpec
+from layerflow._src.keras.layers.activation import ELU, Activation, LeakyReLU, PReLU, ReLU, Softmax
+from layerflow._src.keras.layers.core import Dense, Flatten
+from layerflow._src.keras.layers.embedding import Embedding
+from layerflow._src.keras.layers.lambda_layer import Lambda
+from layerflow._src.keras.layers.layer_normalization import LayerNormalization
+from layerflow._src.keras.layers.layer_serialization import deserialize, serialize
+from layerflow._src.keras.layers.merging import (
+    Add,
+    Average,
+    Concatenate,
+    Maximum,
+    Minimum,
+    Multiply,
+    Subtract,
+    add,
+    average,
+    concatenate,
+    maximum,
+    minimum,
+    multiply,
+    subtract,
+)
+from layerflow._src.keras.layers.regularization import Dropout
+from layerflow._src.keras.layers.reshaping import Permute, RepeatVector, Reshape

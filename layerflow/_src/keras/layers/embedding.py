@@ -1,0 +1,80 @@
+"""Embedding: integer ids -> rows of a learned (input_dim, output_dim) matrix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.keras import constraints, initializers, regularizers
+from layerflow._src.keras.engine.base_layer import Layer
+from layerflow._src.ops import array_ops, gather_ops, math_ops
+
+
+class Embedding(Layer):
+    """Look up a vector per integer id; ids must lie in [0, input_dim).
+
+    >>> import layerflow as tf
+    >>> tf.keras.layers.Embedding(10, 4)(tf.constant([[1, 2, 3]])).shape
+    TensorShape([1, 3, 4])
+    """
+
+    def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
+                 embeddings_regularizer: Any = None, activity_regularizer: Any = None,
+                 embeddings_constraint: Any = None, mask_zero: bool = False,
+                 input_length: int | None = None, **kwargs: Any) -> None:  # fmt: skip
+        if input_length is not None and "input_shape" not in kwargs:
+            kwargs["input_shape"] = (input_length,)
+        # Ids must not be cast to the float dtype of the weights (Keras 2 turns autocast off).
+        kwargs["autocast"] = False
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        for what, value in (("input_dim", input_dim), ("output_dim", output_dim)):
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(
+                    f"Embedding: {what} must be a positive int, got {value!r}. input_dim is the "
+                    "vocabulary size, output_dim the length of each vector."
+                )
+        self.input_dim = input_dim
+        self.output_dim = output_dim
+        self.embeddings_initializer = initializers.get(embeddings_initializer)
+        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
+        self.mask_zero = bool(mask_zero)
+        self.supports_masking = self.mask_zero
+        self.input_length = input_length
+
+    def build(self, input_shape: Any) -> None:
+        self.embeddings = self.add_weight(name="embeddings",
+                                          shape=(self.input_dim, self.output_dim),
+                                          initializer=self.embeddings_initializer,
+                                          regularizer=self.embeddings_regularizer,
+                                          constraint=self.embeddings_constraint)  # fmt: skip
+        self.built = True
+
+    def call(self, inputs: Any) -> Any:
+        if inputs.dtype.name not in ("int32", "int64"):
+            inputs = math_ops.cast(inputs, "int32")
+        out = gather_ops.gather(self.embeddings, inputs)
+        return out
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        if not self.mask_zero:
+            return None
+        return math_ops.not_equal(inputs, array_ops.constant(0, dtype=inputs.dtype))
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return TensorShape(TensorShape(input_shape).as_list() + [self.output_dim])
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        act = self._activity_regularizer
+        return {
+            **config,
+            "input_dim": self.input_dim,
+            "output_dim": self.output_dim,
+            "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
+            "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
+            "activity_regularizer": regularizers.serialize(act),
+            "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
+            "mask_zero": self.mask_zero,
+            "input_length": self.input_length,
+        }
