@@ -12,7 +12,7 @@ from typing import Any
 
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import TensorLike
-from layerflow._src.ops import array_ops, math_ops
+from layerflow._src.ops import array_ops, elementwise_ops, math_ops, nn_ops
 
 from . import serialization
 
@@ -82,6 +82,8 @@ def softmax(x: Any, axis: int | tuple[int, ...] = -1) -> Any:
             f"softmax: cannot apply softmax to a tensor of rank {x.ndim} (shape {tuple(x.shape)}); "
             "Keras expects a batch, rank >= 2. Use tf.nn.softmax for a single vector."
         )
+    if isinstance(axis, int):
+        return nn_ops.softmax(x, axis=axis)  # one fused op with its own gradient
     shifted = x - array_ops.stop_gradient(math_ops.reduce_max(x, axis=axis, keepdims=True))
     e = math_ops.exp(shifted)
     return e / math_ops.reduce_sum(e, axis=axis, keepdims=True)
@@ -94,8 +96,7 @@ def softplus(x: Any) -> Any:
     >>> round(float(tf.keras.activations.softplus(0.0)), 4)
     0.6931
     """
-    x = _t(x)
-    return math_ops.relu(x) + math_ops.log(1.0 + math_ops.exp(-math_ops.abs(x)))
+    return nn_ops.softplus(_t(x))
 
 
 def softsign(x: Any) -> Any:
@@ -105,8 +106,7 @@ def softsign(x: Any) -> Any:
     >>> float(tf.keras.activations.softsign(1.0))
     0.5
     """
-    x = _t(x)
-    return x / (math_ops.abs(x) + 1.0)
+    return nn_ops.softsign(_t(x))
 
 
 def elu(x: Any, alpha: float = 1.0) -> Any:
@@ -116,10 +116,7 @@ def elu(x: Any, alpha: float = 1.0) -> Any:
     >>> tf.keras.activations.elu([-1.0, 2.0]).numpy().round(4)
     array([-0.6321,  2.    ], dtype=float32)
     """
-    x = _t(x)
-    # exp of the clipped value: the unselected branch must stay finite, or its gradient is NaN.
-    neg = alpha * (math_ops.exp(math_ops.minimum(x, _const(0.0, x))) - 1.0)
-    return math_ops.where(math_ops.greater(x, _const(0.0, x)), x, neg)
+    return nn_ops.elu(_t(x), alpha)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -147,9 +144,7 @@ def gelu(x: Any, approximate: bool = False) -> Any:
     if approximate:
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1.0 + math_ops.tanh(inner))
-    from layerflow._src.ops.elementwise_ops import erf  # the OPS module that owns erf
-
-    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+    return 0.5 * x * (1.0 + elementwise_ops.erf(x / math.sqrt(2.0)))
 
 
 def swish(x: Any) -> Any:
@@ -173,8 +168,7 @@ def leaky_relu(x: Any, alpha: float = 0.2) -> Any:
     >>> tf.keras.activations.leaky_relu([-1.0, 1.0]).numpy()
     array([-0.2,  1. ], dtype=float32)
     """
-    x = _t(x)
-    return math_ops.maximum(x, alpha * x) if 0 <= alpha <= 1 else relu(x, alpha=alpha)
+    return nn_ops.leaky_relu(_t(x), alpha)
 
 
 def relu6(x: Any) -> Any:
@@ -184,8 +178,7 @@ def relu6(x: Any) -> Any:
     >>> tf.keras.activations.relu6([-1.0, 7.0]).numpy()
     array([0., 6.], dtype=float32)
     """
-    x = _t(x)
-    return math_ops.minimum(math_ops.relu(x), _const(6.0, x))
+    return nn_ops.relu6(_t(x))
 
 
 def hard_sigmoid(x: Any) -> Any:

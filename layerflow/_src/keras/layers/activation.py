@@ -8,7 +8,7 @@ from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import activations, constraints, initializers, regularizers
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
-from layerflow._src.ops import array_ops, math_ops
+from layerflow._src.ops import array_ops, math_ops, nn_ops
 
 
 def _who(layer: Layer) -> str:
@@ -216,7 +216,9 @@ class Softmax(Layer):
             keep = math_ops.cast(mask, inputs.dtype)
             big = 1e9 if inputs.dtype.name in ("float32", "float64") else 3e4
             inputs = inputs + (1.0 - keep) * array_ops.constant(-big, dtype=inputs.dtype)
-        axis = tuple(self.axis) if isinstance(self.axis, (list, tuple)) else self.axis
+        if isinstance(self.axis, int):
+            return nn_ops.softmax(inputs, axis=self.axis)
+        axis = tuple(self.axis)
         shifted = inputs - array_ops.stop_gradient(
             math_ops.reduce_max(inputs, axis=axis, keepdims=True)
         )
