@@ -1,0 +1,128 @@
+"""Convolution and pooling against direct NumPy loops, with numerical gradients."""
+
+import numpy as np
+import pytest
+
+import layerflow as tf
+from layerflow._src.autodiff.gradcheck import check_op, check_second_derivative
+
+rng = np.random.default_rng(3)
+
+
+def _same_pads(n, k, s, d):
+    eff = (k - 1) * d + 1
+    out = -(-n // s)
+    total = max((out - 1) * s + eff - n, 0)
+    return out, total // 2
+
+
+def conv_ref(x, w, strides, padding, dilations=(1, 1)):
+    n, h, wd, c = x.shape
+    kh, kw, _, o = w.shape
+    (sh, sw), (dh, dw) = strides, dilations
+    if padding == "SAME":
+        oh, pt = _same_pads(h, kh, sh, dh)
+        ow, pl = _same_pads(wd, kw, sw, dw)
+    else:
+        oh, ow, pt, pl = (h - (kh - 1) * dh - 1) // sh + 1, (wd - (kw - 1) * dw - 1) // sw + 1, 0, 0
+    out = np.zeros((n, oh, ow, o))
+    for i in range(oh):
+        for j in range(ow):
+            for a in range(kh):
+                for b in range(kw):
+                    r, q = i * sh + a * dh - pt, j * sw + b * dw - pl
+                    if 0 <= r < h and 0 <= q < wd:
+                        out[:, i, j, :] += x[:, r, q, :] @ w[a, b]
+    return out
+
+
+def pool_ref(x, k, s, padding, kind):
+    n, h, wd, c = x.shape
+    if padding == "SAME":
+        oh, pt = _same_pads(h, k[0], s[0], 1)
+        ow, pl = _same_pads(wd, k[1], s[1], 1)
+    else:
+        oh, ow, pt, pl = (h - k[0]) // s[0] + 1, (wd - k[1]) // s[1] + 1, 0, 0
+    out = np.zeros((n, oh, ow, c))
+    for i in range(oh):
+        for j in range(ow):
+            r0, q0 = i * s[0] - pt, j * s[1] - pl
+            win = x[:, max(r0, 0) : r0 + k[0], max(q0, 0) : q0 + k[1], :]
+            out[:, i, j, :] = win.max((1, 2)) if kind == "max" else win.mean((1, 2))
+    return out
+
+
+CONV_CASES = [
+    ((2, 5, 6, 3), (3, 3, 3, 2), (1, 1), "SAME", (1, 1)),
+    ((1, 7, 6, 2), (3, 2, 2, 3), (2, 2), "SAME", (1, 1)),
+    ((2, 6, 7, 1), (2, 3, 1, 2), (2, 1), "VALID", (1, 1)),
+    ((1, 7, 7, 2), (3, 3, 2, 2), (1, 1), "SAME", (2, 2)),
+    ((1, 8, 8, 1), (2, 2, 1, 1), (1, 1), "VALID", (3, 2)),
+]
+
+
+@pytest.mark.parametrize("xs,ws,strides,padding,dil", CONV_CASES)
+def test_conv2d_forward_and_gradients(xs, ws, strides, padding, dil):
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    check_op(lambda a, b: tf.nn.conv2d(a, b, strides, padding, dilations=dil), [x, w],
+             lambda a, b: conv_ref(a, b, strides, padding, dil), grad_rtol=1e-4)  # fmt: skip
+
+
+def test_conv2d_nchw_and_errors():
+    x, w = rng.standard_normal((1, 5, 5, 2)), rng.standard_normal((3, 3, 2, 4))
+    y = tf.nn.conv2d(np.transpose(x, (0, 3, 1, 2)), w, 1, "SAME", data_format="NCHW")
+    np.testing.assert_allclose(
+        np.transpose(y.numpy(), (0, 2, 3, 1)), conv_ref(x, w, (1, 1), "SAME")
+    )
+    with pytest.raises(tf.errors.InvalidArgumentError, match="2 channels.*expect 3"):
+        tf.nn.conv2d(x, rng.standard_normal((3, 3, 3, 4)), 1, "SAME")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not fit"):
+        tf.nn.conv2d(x, rng.standard_normal((7, 7, 2, 1)), 1, "VALID")
+
+
+def test_conv2d_second_derivative():
+    w = tf.constant(rng.standard_normal((2, 2, 1, 2)))
+    check_second_derivative(lambda t: tf.reduce_sum(tf.nn.conv2d(t, w, 1, "SAME") ** 2),
+                            rng.standard_normal((1, 3, 3, 1)))  # fmt: skip
+
+
+def test_conv1d_depthwise_and_transpose():
+    x, w = rng.standard_normal((2, 9, 3)), rng.standard_normal((3, 3, 4))
+    check_op(lambda a, b: tf.nn.conv1d(a, b, 2, "SAME"), [x, w],
+             lambda a, b: conv_ref(a[:, None], b[None], (1, 2), "SAME")[:, 0])  # fmt: skip
+    x4, dw = rng.standard_normal((1, 5, 5, 2)), rng.standard_normal((3, 3, 2, 2))
+
+    def depthwise_ref(a, f):
+        outs = [conv_ref(a[..., c : c + 1], f[:, :, c : c + 1, :], (1, 1), "SAME")
+                for c in range(a.shape[-1])]  # fmt: skip
+        return np.concatenate(outs, axis=-1)
+
+    check_op(lambda a, f: tf.nn.depthwise_conv2d(a, f, [1, 1, 1, 1], "SAME"), [x4, dw],
+             depthwise_ref, grad_rtol=1e-4)  # fmt: skip
+    # conv2d_transpose is the adjoint of conv2d: <conv(x), y> == <x, conv_t(y)>.
+    xs, ws = rng.standard_normal((1, 6, 6, 2)), rng.standard_normal((3, 3, 2, 4))
+    ys = rng.standard_normal((1, 3, 3, 4))
+    lhs = np.sum(tf.nn.conv2d(xs, ws, 2, "SAME").numpy() * ys)
+    rhs = np.sum(xs * tf.nn.conv2d_transpose(ys, ws, (1, 6, 6, 2), 2, "SAME").numpy())
+    assert lhs == pytest.approx(rhs)
+
+
+POOL_CASES = [((2, 2), (2, 2), "VALID"), ((3, 3), (1, 1), "SAME"), ((3, 2), (2, 2), "SAME")]
+
+
+@pytest.mark.parametrize("k,s,padding", POOL_CASES)
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_pooling(k, s, padding, kind):
+    # Distinct values so the max is unique and finite differences do not cross ties.
+    x = rng.permutation(2 * 6 * 7 * 2).reshape(2, 6, 7, 2) / 10.0
+    fn = tf.nn.max_pool2d if kind == "max" else tf.nn.avg_pool2d
+    check_op(lambda a: fn(a, k, s, padding), [x], lambda a: pool_ref(a, k, s, padding, kind),
+             eps=1e-4)  # fmt: skip
+
+
+def test_generic_pool_dispatch_and_1d():
+    x = rng.standard_normal((2, 8, 3))
+    y = tf.nn.max_pool(x, 2, 2, "VALID")
+    np.testing.assert_allclose(y.numpy(), x.reshape(2, 4, 2, 3).max(2))
+    y = tf.nn.avg_pool(rng.standard_normal((1, 4, 4, 1)), [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    assert y.shape == (1, 2, 2, 1)
