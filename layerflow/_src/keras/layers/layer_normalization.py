@@ -79,7 +79,7 @@ class LayerNormalization(Layer):
                                         initializer=self.beta_initializer,
                                         regularizer=self.beta_regularizer,
                                         constraint=self.beta_constraint)  # fmt: skip
-        self.input_spec = InputSpec(ndim=rank, axes={a: shape[a] for a in self._axes})
+        self.input_spec = InputSpec(ndim=rank, axes={a - rank: shape[a] for a in self._axes})
         self.built = True
 
     def call(self, inputs: Any) -> Any:
