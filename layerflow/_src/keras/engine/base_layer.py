@@ -12,6 +12,7 @@ the layer's name as an absolute scope: names are for people. Checkpoints use str
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import threading
@@ -23,6 +24,7 @@ import numpy as np
 
 from layerflow._src import backend
 from layerflow._src.autodiff.tape import stop_recording_all
+from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.module import Module, flatten_state
@@ -225,6 +227,13 @@ class Layer(Module):
         d["_initial_weights"] = kwargs.get("weights")
         d["_autocast"] = kwargs.get("autocast", True)
         d["_activity_regularizer"] = regularizers_mod.get(kwargs.get("activity_regularizer"))
+        # A layer made inside `strategy.scope()` creates its weights under that strategy even
+        # when it is first called outside the scope (TF's Layer._distribution_strategy).
+        d["_distribution_strategy"] = (
+            distribute_lib.get_strategy()
+            if (distribute_lib.has_strategy() and distribute_lib.in_cross_replica_context())
+            else None
+        )
         batch_shape = kwargs.get("batch_input_shape")
         if batch_shape is None and ("input_shape" in kwargs or "input_dim" in kwargs):
             shape = kwargs.get("input_shape")
@@ -448,7 +457,13 @@ class Layer(Module):
             value = init(tuple(shape), dtype=dt)
             if callable(value) and not isinstance(value, TensorLike | np.ndarray):
                 value = value()
-        with naming.name_scope(self.name + "/"):
+        strategy = self._distribution_strategy
+        scope = (
+            strategy.scope()
+            if strategy is not None and not distribute_lib.has_strategy()
+            else contextlib.nullcontext()
+        )
+        with scope, naming.name_scope(self.name + "/"):
             var = Variable(
                 value,
                 name=base,
