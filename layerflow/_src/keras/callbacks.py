@@ -690,26 +690,23 @@ class ProgbarLogger(Callback):
         self._bar = None
         if self.verbose != 1:
             return
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:  # tqdm is the `progress` extra; without it, print at the end
+        bar_class = _tqdm_class()
+        if bar_class is None:  # tqdm is the `progress` extra; without it, print at the end
             return
-        self._bar = tqdm(
+        self._bar = bar_class(
             total=total,
             file=self._out(),
             leave=True,
-            dynamic_ncols=False,
-            ncols=None,
-            bar_format="{n_fmt}/{total_fmt} [{bar:30}] - {elapsed}{postfix}",
+            bar_format="{n_fmt}/{total_fmt} [{bar:30}] - {keras}",
             ascii=".>=",
             mininterval=0.1,
         )
 
     def _postfix(self, logs: dict | None) -> str:
-        n = max(self._seen, 1)
-        per = (time.perf_counter() - self._start) / n
+        elapsed = time.perf_counter() - self._start
         text = _format_logs(logs or {})
-        return f" {_step_time(per)}" + (f" - {text}" if text else "")
+        head = f"{elapsed:.0f}s {_step_time(elapsed / max(self._seen, 1))}"
+        return head + (f" - {text}" if text else "")
 
     def _step(self, batch: int, logs: dict | None) -> None:
         self._seen = batch + 1
@@ -719,11 +716,11 @@ class ProgbarLogger(Callback):
         self._bar.update(self._seen - self._bar.n)
         if now - self._last >= 0.1:
             self._last = now
-            self._bar.set_postfix_str(self._postfix(logs), refresh=False)
+            self._bar.keras = self._postfix(logs)
 
     def _close(self, logs: dict | None, epoch_line: bool) -> None:
         if self._bar is not None:
-            self._bar.set_postfix_str(self._postfix(logs), refresh=False)
+            self._bar.keras = self._postfix(logs)
             if self._bar.total is None:
                 self._bar.total = self._seen
             self._bar.close()
@@ -770,6 +767,31 @@ class ProgbarLogger(Callback):
 
     def on_predict_end(self, logs: dict | None = None) -> None:
         self._close(None, False)
+
+
+_BAR_CLASS: list[Any] = []
+
+
+def _tqdm_class() -> Any:
+    """A tqdm subclass whose bar format can show Keras' "1s 4ms/step - loss: ..." text."""
+    if not _BAR_CLASS:
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            _BAR_CLASS.append(None)
+            return None
+
+        class KerasBar(tqdm):
+            keras = ""
+
+            @property
+            def format_dict(self) -> dict[str, Any]:
+                d = super().format_dict
+                d["keras"] = self.keras
+                return d
+
+        _BAR_CLASS.append(KerasBar)
+    return _BAR_CLASS[0]
 
 
 def configure(callbacks: Any, model: Any, verbose: int, **params: Any) -> CallbackList:

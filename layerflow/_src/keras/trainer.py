@@ -1,9 +1,443 @@
-"""Training loops for `Model`: compile, fit, evaluate, predict (filled in by the training work).
+"""Training loops for `Model`: compile, fit, evaluate, predict (Keras 2 semantics, eager).
 
 `Model` inherits from `Trainer`, so this file owns everything about training and the engine
-owns everything about structure.
+owns everything about structure. `train_step`, `test_step` and `predict_step` are the
+overridable units, as in Keras 2; the loops around them handle data, callbacks and progress.
+Trainer state lives in underscore attributes so the engine does not track it as model state.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from layerflow._src import backend
+from layerflow._src.autodiff.tape import GradientTape
+from layerflow._src.framework.tensor import TensorLike
+from layerflow._src.keras import callbacks as callbacks_mod
+from layerflow._src.keras import compile_utils
+from layerflow._src.keras import data_adapter as da
+from layerflow._src.keras import optimizers as optimizers_mod
+from layerflow._src.utils import nest
+
+
+def _py(value: Any) -> Any:
+    """A Python float (or list) for a log value, as Keras hands logs to callbacks."""
+    if isinstance(value, TensorLike):
+        a = value._data
+        return float(a) if a.ndim == 0 else backend.to_host(a).tolist()
+    if isinstance(value, np.ndarray | np.generic):
+        return float(value) if np.ndim(value) == 0 else value.tolist()
+    return value
+
+
+def _py_logs(logs: Any) -> dict[str, Any]:
+    if logs is None:
+        return {}
+    if not isinstance(logs, dict):
+        raise TypeError(
+            f"train_step/test_step must return a dict of metric values, got "
+            f"{type(logs).__name__}. Return e.g. {{'loss': loss}}."
+        )
+    return {k: _py(v) for k, v in logs.items()}
+
+
+def _verbose(verbose: Any) -> int:
+    if verbose == "auto":
+        return 1
+    return int(verbose)
+
+
+def _host(value: Any) -> Any:
+    return backend.to_host(value._data) if isinstance(value, TensorLike) else np.asarray(value)
 
 
 class Trainer:
-    """Mixin of `tf.keras.Model` providing compile/fit/evaluate/predict."""
+    """Mixin of `tf.keras.Model` providing compile/fit/evaluate/predict.
+
+    >>> import layerflow as tf, numpy as np
+    >>> model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    >>> model.compile(optimizer="sgd", loss="mse")
+    >>> history = model.fit(np.ones((8, 3)), np.ones((8, 1)), epochs=2, verbose=0)
+    >>> len(history.history["loss"])
+    2
+    """
+
+    # Class-level defaults: the engine's __init__ runs before compile and knows nothing of these.
+    _is_compiled = False
+    _optimizer: Any = None
+    _compiled_loss: Any = None
+    _compiled_metrics: Any = None
+    _loss_identifier: Any = None
+    _run_eagerly = True
+    _jit_compile = False
+    _steps_per_execution = 1
+    stop_training = False
+    history: Any = None
+
+    # --- compile ---------------------------------------------------------------------------------
+    def compile(
+        self,
+        optimizer: Any = "rmsprop",
+        loss: Any = None,
+        metrics: Any = None,
+        loss_weights: Any = None,
+        weighted_metrics: Any = None,
+        run_eagerly: Any = None,
+        steps_per_execution: Any = None,
+        jit_compile: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        """Configure training: optimizer, loss and metrics (names or objects).
+
+        Runs are always eager here; `run_eagerly`, `jit_compile` and `steps_per_execution`
+        are accepted for compatibility and recorded.
+        """
+        unknown = sorted(
+            set(kwargs) - {"sample_weight_mode", "target_tensors", "pss_evaluation_shards"}
+        )
+        if unknown:
+            raise TypeError(f"compile() got unexpected keyword arguments {unknown}.")
+        self._optimizer = optimizers_mod.get(optimizer)
+        self._loss_identifier = loss
+        self._compiled_loss = compile_utils.LossesContainer(loss, loss_weights)
+        self._compiled_metrics = compile_utils.MetricsContainer(metrics, weighted_metrics)
+        self._run_eagerly = True if run_eagerly is None else bool(run_eagerly)
+        self._jit_compile = bool(jit_compile)
+        self._steps_per_execution = int(steps_per_execution or 1)
+        self._is_compiled = True
+        self.stop_training = False
+
+    def _assert_compiled(self, what: str) -> None:
+        if not self._is_compiled:
+            raise RuntimeError(
+                f"You must compile your model before {what}: call "
+                "model.compile(optimizer=..., loss=...) first."
+            )
+
+    @property
+    def optimizer(self) -> Any:
+        return self._optimizer
+
+    @optimizer.setter
+    def optimizer(self, value: Any) -> None:
+        self._optimizer = optimizers_mod.get(value) if value is not None else None
+
+    @property
+    def loss(self) -> Any:
+        return self._loss_identifier
+
+    @loss.setter
+    def loss(self, value: Any) -> None:
+        self._loss_identifier = value
+        self._compiled_loss = compile_utils.LossesContainer(value)
+
+    @property
+    def compiled_loss(self) -> Any:
+        return self._compiled_loss
+
+    @property
+    def compiled_metrics(self) -> Any:
+        return self._compiled_metrics
+
+    @property
+    def run_eagerly(self) -> bool:
+        return self._run_eagerly
+
+    @run_eagerly.setter
+    def run_eagerly(self, value: bool) -> None:
+        self._run_eagerly = bool(value)
+
+    @property
+    def jit_compile(self) -> bool:
+        return self._jit_compile
+
+    @property
+    def metrics(self) -> list[Any]:
+        """The loss tracker(s) then the compiled metrics (empty before compile)."""
+        out: list[Any] = []
+        if self._compiled_loss is not None:
+            out.extend(self._compiled_loss.metrics)
+        if self._compiled_metrics is not None:
+            out.extend(self._compiled_metrics.metrics)
+        return out
+
+    @property
+    def metrics_names(self) -> list[str]:
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self) -> None:
+        for m in self.metrics:
+            m.reset_state()
+
+    # --- the overridable steps ----------------------------------------------------------------
+    def compute_loss(
+        self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None
+    ) -> Any:
+        """The compiled loss plus the model's regularization losses."""
+        del x
+        return self._compiled_loss(y, y_pred, sample_weight, regularization_losses=self.losses)
+
+    def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any) -> dict[str, Any]:
+        del x
+        self._compiled_metrics.update_state(y, y_pred, sample_weight)
+        return self.get_metrics_result()
+
+    def get_metrics_result(self) -> dict[str, Any]:
+        return {m.name: m.result() for m in self.metrics}
+
+    def train_step(self, data: Any) -> dict[str, Any]:
+        """One optimization step on one batch; returns the metric results (Keras 2's default).
+
+        Override it to customize training while keeping fit's loop, callbacks and progress.
+        """
+        x, y, sample_weight = da.unpack_x_y_sample_weight(data)
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self._optimizer.minimize(loss, self.trainable_variables, tape=tape)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def test_step(self, data: Any) -> dict[str, Any]:
+        x, y, sample_weight = da.unpack_x_y_sample_weight(data)
+        y_pred = self(x, training=False)
+        self.compute_loss(x, y, y_pred, sample_weight)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def predict_step(self, data: Any) -> Any:
+        x, _, _ = da.unpack_x_y_sample_weight(data)
+        return self(x, training=False)
+
+    # --- fit -----------------------------------------------------------------------------------
+    def fit(
+        self,
+        x: Any = None,
+        y: Any = None,
+        batch_size: int | None = None,
+        epochs: int = 1,
+        verbose: Any = "auto",
+        callbacks: Any = None,
+        validation_split: float = 0.0,
+        validation_data: Any = None,
+        shuffle: Any = True,
+        class_weight: dict | None = None,
+        sample_weight: Any = None,
+        initial_epoch: int = 0,
+        steps_per_epoch: int | None = None,
+        validation_steps: int | None = None,
+        validation_batch_size: int | None = None,
+        validation_freq: Any = 1,
+        max_queue_size: int = 10,
+        workers: int = 1,
+        use_multiprocessing: bool = False,
+    ) -> callbacks_mod.History:
+        """Train for `epochs` epochs; returns a `History` (`history.history["loss"]`, ...).
+
+        `x` may be arrays/tensors (with `y`), a `tf.data.Dataset` or any iterable of
+        `(x, y[, sample_weight])` batches.
+        """
+        self._assert_compiled("training/fitting")
+        verbose = _verbose(verbose)
+        if validation_split and validation_data is None:
+            if not da._is_array_like(x):
+                raise ValueError(
+                    "validation_split is only supported for array or tensor inputs; with a "
+                    "dataset pass validation_data=... instead."
+                )
+            (x, y, sample_weight), validation_data = da.train_validation_split(
+                (x, y, sample_weight), validation_split
+            )
+        train = da.adapt(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, class_weight)
+        val = None
+        if validation_data is not None:
+            vx, vy, vsw = da.unpack_x_y_sample_weight(validation_data)
+            val = da.adapt(
+                vx,
+                vy,
+                vsw,
+                validation_batch_size or batch_size,
+                False,
+                validation_steps,
+                what="validation",
+            )
+        cbs = callbacks_mod.configure(
+            callbacks,
+            self,
+            verbose,
+            epochs=epochs,
+            steps=train.steps,
+            _history=True,
+            do_validation=val is not None,
+        )
+        self.stop_training = False
+        cbs.on_train_begin()
+        per_batch = cbs.wants("on_train_batch_end")
+        batch_begin = cbs.wants("on_train_batch_begin")
+        epoch_logs: dict[str, Any] = {}
+        train_step = self.train_step
+        for epoch in range(initial_epoch, epochs):
+            self.reset_metrics()
+            cbs.on_epoch_begin(epoch)
+            logs: Any = None
+            for step, batch in enumerate(train.epoch()):
+                if batch_begin:
+                    cbs.on_train_batch_begin(step)
+                logs = train_step(batch)
+                if per_batch:
+                    cbs.on_train_batch_end(step, _py_logs(logs))
+                if self.stop_training:
+                    break
+            if logs is None:
+                raise ValueError(
+                    "fit got no batches in an epoch: the data is empty (or a generator was "
+                    "exhausted; pass a re-iterable tf.data.Dataset or steps_per_epoch)."
+                )
+            epoch_logs = _py_logs(logs)
+            if val is not None and _should_validate(epoch, validation_freq):
+                cbs.params["_in_fit"] = True
+                try:
+                    val_logs = self._evaluate_loop(val, cbs)
+                finally:
+                    cbs.params["_in_fit"] = False
+                epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
+            cbs.on_epoch_end(epoch, epoch_logs)
+            if self.stop_training:
+                break
+        cbs.on_train_end(epoch_logs)
+        history = cbs._history
+        self.history = history
+        return history
+
+    # --- evaluate -------------------------------------------------------------------------------
+    def _evaluate_loop(self, data: Any, cbs: callbacks_mod.CallbackList) -> dict[str, Any]:
+        self.reset_metrics()
+        cbs.on_test_begin()
+        per_batch = cbs.wants("on_test_batch_end")
+        logs: Any = None
+        for step, batch in enumerate(data.epoch()):
+            cbs.on_test_batch_begin(step)
+            logs = self.test_step(batch)
+            if per_batch:
+                cbs.on_test_batch_end(step, _py_logs(logs))
+        if logs is None:
+            raise ValueError("evaluate got no batches: the data is empty.")
+        out = _py_logs(logs)
+        cbs.on_test_end(out)
+        return out
+
+    def evaluate(
+        self,
+        x: Any = None,
+        y: Any = None,
+        batch_size: int | None = None,
+        verbose: Any = "auto",
+        sample_weight: Any = None,
+        steps: int | None = None,
+        callbacks: Any = None,
+        max_queue_size: int = 10,
+        workers: int = 1,
+        use_multiprocessing: bool = False,
+        return_dict: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        """Loss and metrics on `x`/`y`: a scalar (loss only), a list in `metrics_names` order,
+        or a dict with `return_dict=True`."""
+        self._assert_compiled("evaluating")
+        data = da.adapt(x, y, sample_weight, batch_size, False, steps, what="evaluate")
+        verbose = _verbose(verbose)
+        cbs = callbacks_mod.configure(callbacks, self, verbose, test_steps=data.steps)
+        logs = self._evaluate_loop(data, cbs)
+        if return_dict:
+            return logs
+        values = [logs[n] for n in self.metrics_names if n in logs]
+        extra = [v for k, v in logs.items() if k not in self.metrics_names]
+        values += extra
+        return values[0] if len(values) == 1 else values
+
+    # --- predict --------------------------------------------------------------------------------
+    def predict(
+        self,
+        x: Any,
+        batch_size: int | None = None,
+        verbose: Any = "auto",
+        steps: int | None = None,
+        callbacks: Any = None,
+        max_queue_size: int = 10,
+        workers: int = 1,
+        use_multiprocessing: bool = False,
+    ) -> Any:
+        """Outputs for every sample of `x`, as NumPy arrays (batches concatenated)."""
+        data = da.adapt(x, None, None, batch_size, False, steps, what="predict")
+        verbose = _verbose(verbose)
+        cbs = callbacks_mod.configure(callbacks, self, verbose, predict_steps=data.steps)
+        cbs.on_predict_begin()
+        outputs: list[Any] = []
+        for step, batch in enumerate(data.epoch()):
+            cbs.on_predict_batch_begin(step)
+            out = self.predict_step(batch)
+            outputs.append(nest.map_structure(_host, out))
+            cbs.on_predict_batch_end(step, {"outputs": out})
+        cbs.on_predict_end()
+        if not outputs:
+            raise ValueError("predict got no batches: the input is empty.")
+        flat = [nest.flatten(o) for o in outputs]
+        joined = [np.concatenate([f[i] for f in flat], axis=0) for i in range(len(flat[0]))]
+        return nest.pack_sequence_as(outputs[0], joined)
+
+    # --- single batches -------------------------------------------------------------------------
+    def train_on_batch(
+        self,
+        x: Any,
+        y: Any = None,
+        sample_weight: Any = None,
+        class_weight: dict | None = None,
+        reset_metrics: bool = True,
+        return_dict: bool = False,
+    ) -> Any:
+        """One gradient step on exactly this batch; returns its loss (and metrics)."""
+        self._assert_compiled("train_on_batch")
+        if reset_metrics:
+            self.reset_metrics()
+        data = da.ArrayData(x, y, sample_weight, batch_size=_n(x), class_weight=class_weight)
+        logs = _py_logs(self.train_step(next(data.epoch())))
+        return self._flatten(logs, return_dict)
+
+    def test_on_batch(
+        self,
+        x: Any,
+        y: Any = None,
+        sample_weight: Any = None,
+        reset_metrics: bool = True,
+        return_dict: bool = False,
+    ) -> Any:
+        self._assert_compiled("test_on_batch")
+        if reset_metrics:
+            self.reset_metrics()
+        data = da.ArrayData(x, y, sample_weight, batch_size=_n(x))
+        logs = _py_logs(self.test_step(next(data.epoch())))
+        return self._flatten(logs, return_dict)
+
+    def predict_on_batch(self, x: Any) -> Any:
+        data = da.ArrayData(x, batch_size=_n(x))
+        out = self.predict_step(next(data.epoch()))
+        return nest.map_structure(_host, out)
+
+    def _flatten(self, logs: dict[str, Any], return_dict: bool) -> Any:
+        if return_dict:
+            return logs
+        values = [logs[n] for n in self.metrics_names if n in logs]
+        values += [v for k, v in logs.items() if k not in self.metrics_names]
+        return values[0] if len(values) == 1 else values
+
+
+def _n(x: Any) -> int:
+    first = nest.flatten(x)[0]
+    shape = first._data.shape if isinstance(first, TensorLike) else np.shape(first)
+    return max(int(shape[0]) if len(shape) else 1, 1)
+
+
+def _should_validate(epoch: int, freq: Any) -> bool:
+    if isinstance(freq, int):
+        return (epoch + 1) % freq == 0
+    return epoch + 1 in freq

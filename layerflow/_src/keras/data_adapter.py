@@ -1,0 +1,316 @@
+"""What `fit`/`evaluate`/`predict` iterate: batches from arrays, tensors, datasets or iterables.
+
+Arrays (NumPy, tensors, and lists/tuples/dicts of them) are sliced into batches here, shuffled
+each epoch with a fresh permutation; anything else iterable (a `tf.data.Dataset`, a generator, a
+list of batches) is iterated as it is, each element being `x`, `(x,)`, `(x, y)` or
+`(x, y, sample_weight)`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from layerflow._src import backend
+from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.ops import random_ops
+from layerflow._src.utils import nest
+
+
+def unpack_x_y_sample_weight(data: Any) -> tuple[Any, Any, Any]:
+    """`(x, y, sample_weight)` from a batch as Keras accepts it.
+
+    >>> unpack_x_y_sample_weight((1, 2))
+    (1, 2, None)
+    """
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data[0], data[1], data[2]
+    raise ValueError(
+        "Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`, "
+        f"found a tuple of {len(data)} elements."
+    )
+
+
+def pack_x_y_sample_weight(x: Any, y: Any = None, sample_weight: Any = None) -> Any:
+    if y is None:
+        return (x,)
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
+
+
+def _is_array_like(x: Any) -> bool:
+    if x is None:
+        return True
+    if isinstance(x, np.ndarray | TensorLike | int | float):
+        return True
+    if isinstance(x, list | tuple | dict):
+        flat = nest.flatten(x)
+        if all(isinstance(v, np.ndarray | TensorLike) for v in flat) and flat:
+            return True
+        # A plain nested list of numbers is an array too.
+        return not any(hasattr(v, "__iter__") and not isinstance(v, str) for v in flat)
+    return False
+
+
+def _as_array(x: Any) -> Any:
+    """A backend array (NumPy, or the tensor's own array); float64 becomes float32 as in Keras."""
+    if isinstance(x, TensorLike):
+        return x._data
+    a = np.asarray(x)
+    if a.dtype == np.float64:
+        a = a.astype(np.float32)
+    if a.dtype.kind in "US" or a.dtype == object:
+        raise TypeError(
+            f"Training data must be numeric arrays, got an array of dtype {a.dtype}. Convert it "
+            "to numbers (e.g. with a lookup table) first."
+        )
+    return a
+
+
+def _rng() -> np.random.Generator:
+    seed = random_ops.get_global_seed()
+    if seed is None:
+        return np.random.default_rng(np.random.randint(0, 2**31 - 1))
+    return np.random.default_rng(seed)
+
+
+class ArrayData:
+    """Batches sliced from in-memory arrays."""
+
+    def __init__(
+        self,
+        x: Any,
+        y: Any = None,
+        sample_weight: Any = None,
+        batch_size: int | None = None,
+        shuffle: Any = False,
+        steps: int | None = None,
+        class_weight: dict | None = None,
+    ) -> None:
+        self.structure = (x, y, sample_weight)
+        flat = [_as_array(v) for v in nest.flatten((x, y, sample_weight)) if v is not None]
+        if not flat:
+            raise ValueError("No data: pass `x` (and `y` for training).")
+        sizes = {int(a.shape[0]) if a.ndim else 1 for a in flat}
+        if len(sizes) > 1:
+            shapes = [tuple(a.shape) for a in flat]
+            raise ValueError(
+                f"Data cardinality is ambiguous: x, y and sample_weight must have the same "
+                f"number of samples, got arrays of shapes {shapes}."
+            )
+        self.n = sizes.pop()
+        self.x, self.y, self.sw = (
+            nest.map_structure(_as_array, v) if v is not None else None
+            for v in (x, y, sample_weight)
+        )
+        if class_weight is not None and self.y is not None:
+            self.sw = _class_weights(self.y, self.sw, class_weight)
+        if batch_size is None:
+            batch_size = 32
+        if not isinstance(batch_size, int | np.integer) or batch_size <= 0:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        self.steps = steps or math.ceil(self.n / self.batch_size)
+        self._rng = _rng() if shuffle else None
+        self._device = backend.current_device()
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def _take(self, a: Any, idx: Any) -> Any:
+        part = a[idx]
+        if isinstance(part, np.ndarray):
+            return Tensor(backend.to_device(part, self._device), self._device)
+        return Tensor(part, backend.array_device(part))
+
+    def _batch(self, idx: Any) -> tuple[Any, Any, Any]:
+        def take(v: Any) -> Any:
+            return None if v is None else nest.map_structure(lambda a: self._take(a, idx), v)
+
+        return take(self.x), take(self.y), take(self.sw)
+
+    def epoch(self) -> Iterator[tuple[Any, Any, Any]]:
+        """One epoch of `(x, y, sample_weight)` batches."""
+        n, bs = self.n, self.batch_size
+        order = None
+        if self.shuffle == "batch":
+            starts = self._rng.permutation(math.ceil(n / bs)) * bs
+            order = np.concatenate([np.arange(s, min(s + bs, n)) for s in starts])
+        elif self.shuffle:
+            order = self._rng.permutation(n)
+        step = 0
+        start = 0
+        while step < self.steps:
+            if start >= n:
+                start = 0  # steps_per_epoch beyond one pass: wrap around
+            stop = min(start + bs, n)
+            idx: Any = slice(start, stop) if order is None else order[start:stop]
+            yield self._batch(idx)
+            start = stop
+            step += 1
+
+
+def _class_weights(y: Any, sw: Any, class_weight: dict) -> Any:
+    if nest.is_nested(y):
+        raise ValueError("class_weight is only supported for models with a single output.")
+    labels = backend.to_host(y)
+    if labels.ndim == 2 and labels.shape[1] > 1:
+        labels = labels.argmax(axis=1)
+    labels = labels.reshape(labels.shape[0], -1)[:, 0].astype(np.int64)
+    table = np.ones(int(max(max(class_weight), labels.max(initial=0))) + 1, dtype=np.float32)
+    for k, w in class_weight.items():
+        table[int(k)] = w
+    weights = table[labels]
+    if sw is not None:
+        weights = weights * backend.to_host(sw).reshape(weights.shape[0], -1)[:, 0]
+    return weights.astype(np.float32)
+
+
+def _to_tensor(a: Any) -> Any:
+    if a is None or isinstance(a, TensorLike):
+        return a
+    device = backend.current_device()
+    return Tensor(backend.to_device(_as_array(a), device), device)
+
+
+def _to_tensors(v: Any) -> Any:
+    return None if v is None else nest.map_structure(_to_tensor, v)
+
+
+class IterableData:
+    """Batches from a dataset, a generator, or any iterable of batches."""
+
+    def __init__(
+        self, data: Any, steps: int | None = None, class_weight: dict | None = None
+    ) -> None:
+        self.data = data
+        self.class_weight = class_weight
+        self.steps = steps
+        if steps is None:
+            self.steps = _known_length(data)
+        self._iterator: Iterator[Any] | None = None
+
+    def __len__(self) -> int:
+        return self.steps or 0
+
+    def epoch(self) -> Iterator[tuple[Any, Any, Any]]:
+        # Without steps, every epoch is one full pass. With steps_per_epoch, one iterator is
+        # consumed across epochs (as Keras does), started afresh when it runs out.
+        if self.steps is None or _known_length(self.data) == self.steps:
+            it: Iterator[Any] = iter(self.data)
+        else:
+            if self._iterator is None:
+                self._iterator = iter(self.data)
+            it = self._iterator
+        count = 0
+        while self.steps is None or count < self.steps:
+            try:
+                element = next(it)
+            except StopIteration:
+                self._iterator = None
+                if count == 0 and self.steps is not None:
+                    raise ValueError(
+                        "The input data is empty or exhausted: a generator can be iterated only "
+                        "once. Use a tf.data.Dataset (re-iterable), or .repeat() it and pass "
+                        "steps_per_epoch."
+                    ) from None
+                return
+            x, y, sw = unpack_x_y_sample_weight(element)
+            if self.class_weight is not None and y is not None:
+                sw = _class_weights(
+                    _to_tensors(y)._data,
+                    None if sw is None else _to_tensors(sw)._data,
+                    self.class_weight,
+                )
+            yield _to_tensors(x), _to_tensors(y), _to_tensors(sw)
+            count += 1
+
+
+def _known_length(data: Any) -> int | None:
+    card = getattr(data, "cardinality", None)
+    if card is not None:
+        try:
+            n = int(card() if callable(card) else card)
+        except (TypeError, ValueError):
+            n = -2
+        return n if n >= 0 else None
+    try:
+        return len(data)
+    except TypeError:
+        return None
+
+
+def adapt(
+    x: Any,
+    y: Any = None,
+    sample_weight: Any = None,
+    batch_size: int | None = None,
+    shuffle: Any = False,
+    steps: int | None = None,
+    class_weight: dict | None = None,
+    what: str = "fit",
+) -> ArrayData | IterableData:
+    """The right adapter for `x` (and `y`, `sample_weight`)."""
+    if _is_array_like(x):
+        if x is None:
+            raise ValueError(f"{what}: `x` is required.")
+        return ArrayData(x, y, sample_weight, batch_size, shuffle, steps, class_weight)
+    if y is not None:
+        raise ValueError(
+            f"{what}: `y` must not be given when `x` is a dataset, generator or iterable of "
+            f"batches (got x of type {type(x).__name__}); the batches should yield (x, y) pairs."
+        )
+    if sample_weight is not None:
+        raise ValueError(
+            f"{what}: `sample_weight` must not be given when `x` is a dataset; yield "
+            "(x, y, sample_weight) from it instead."
+        )
+    if batch_size is not None and hasattr(x, "cardinality"):
+        raise ValueError(
+            f"{what}: do not pass `batch_size` with a tf.data.Dataset; the dataset is already "
+            "batched (use dataset.batch(n))."
+        )
+    if not hasattr(x, "__iter__"):
+        raise TypeError(
+            f"{what}: unsupported input of type {type(x).__name__}. Pass NumPy arrays, tensors, a "
+            "tf.data.Dataset, or an iterable of (x, y) batches."
+        )
+    return IterableData(x, steps, class_weight)
+
+
+def train_validation_split(
+    arrays: tuple[Any, Any, Any], validation_split: float
+) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
+    """Split arrays into (train, validation), the validation part taken from the end."""
+    if not 0.0 < validation_split < 1.0:
+        raise ValueError(f"validation_split must be in (0, 1), got {validation_split}.")
+    flat = [v for v in nest.flatten(arrays) if v is not None]
+    n = int(np.shape(flat[0])[0]) if not isinstance(flat[0], TensorLike) else flat[0].shape[0]
+    split_at = int(math.floor(n * (1.0 - validation_split)))
+    if split_at == 0 or split_at == n:
+        raise ValueError(
+            f"validation_split={validation_split} leaves an empty set with {n} samples: "
+            f"{split_at} for training, {n - split_at} for validation."
+        )
+
+    def part(v: Any, sl: slice) -> Any:
+        if v is None:
+            return None
+        return nest.map_structure(lambda a: _as_array(a)[sl], v)
+
+    train = tuple(part(v, slice(0, split_at)) for v in arrays)
+    val = tuple(part(v, slice(split_at, None)) for v in arrays)
+    return train, val  # type: ignore[return-value]

@@ -1,0 +1,17 @@
+"""`tf.keras.callbacks`: hooks into fit/evaluate/predict."""
+
+# ruff: noqa: F401 - a facade re-exports
+
+from layerflow._src.keras.callbacks import (
+    Callback,
+    CallbackList,
+    CSVLogger,
+    EarlyStopping,
+    History,
+    LambdaCallback,
+    LearningRateScheduler,
+    ModelCheckpoint,
+    ProgbarLogger,
+    ReduceLROnPlateau,
+    TerminateOnNaN,
+)
