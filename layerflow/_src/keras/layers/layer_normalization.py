@@ -16,8 +16,8 @@ class LayerNormalization(Layer):
 
     >>> import layerflow as tf
     >>> y = tf.keras.layers.LayerNormalization()(tf.constant([[1.0, 3.0]]))
-    >>> y.numpy().round(3)
-    array([[-0.999,  0.999]], dtype=float32)
+    >>> y.numpy().round(4)
+    array([[-0.9995,  0.9995]], dtype=float32)
     """
 
     def __init__(self, axis: Any = -1, epsilon: float = 1e-3, center: bool = True,
