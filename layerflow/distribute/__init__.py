@@ -19,6 +19,7 @@ from layerflow._src.distribute.distribute_lib import (
 )
 from layerflow._src.distribute.input_lib import InputContext
 from layerflow._src.distribute.mirrored import MirroredStrategy
+from layerflow._src.distribute.multi_worker import MultiWorkerMirroredStrategy
 from layerflow._src.distribute.values import DistributedValues
 from layerflow.distribute import experimental
 
@@ -28,6 +29,7 @@ __all__ = [
     "HierarchicalCopyAllReduce",
     "InputContext",
     "MirroredStrategy",
+    "MultiWorkerMirroredStrategy",
     "NcclAllReduce",
     "OneDeviceStrategy",
     "ReduceOp",

@@ -197,6 +197,8 @@ class StrategyExtended:
         self._cross_device_ops = cross_device_ops or ReductionToOneDevice()
         self._place = place
         self._created: dict[int, Any] = {}
+        # Global index of this process's first replica (non-zero only across processes).
+        self._first_local_replica = 0
 
     # --- facts --------------------------------------------------------------------------
     @property
@@ -237,7 +239,7 @@ class StrategyExtended:
         return stack
 
     def _call_for_each_replica(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-        ctx = ReplicaContext(self._container, 0, 0)
+        ctx = ReplicaContext(self._container, self._first_local_replica, 0)
         with self._replica_scope(0, ctx):
             return fn(*select_replica(0, args), **select_replica(0, kwargs))
 
@@ -272,6 +274,11 @@ class StrategyExtended:
         sources = [t._device for t in tensors]
         out = self._cross_device_ops.reduce_arrays(op, arrays, sources, [destination])
         return Tensor(out[0], destination)
+
+    def _input_context(self) -> Any:
+        from layerflow._src.distribute.input_lib import InputContext
+
+        return InputContext(1, 0, self._num_replicas_in_sync)
 
     def _reduce(self, op: str, value: Any) -> Any:
         destination = backend.scoped_device() or backend.cpu_device()

@@ -125,14 +125,25 @@ class DistributedDataset:
         batch = next(iterator)
         ext = self._strategy.extended
         devices = ext._devices if ext._place else [None]
-        n = len(devices)
-        if n == 1:
+        total = self._strategy.num_replicas_in_sync
+        if total == 1:
             if not nest.is_nested(batch):
                 return _on_device(batch, devices[0])
             return nest.map_structure(lambda x: _on_device(x, devices[0]), batch)
         flat = nest.flatten(batch)
-        pieces = [_split(leaf, n, f"batch element #{k}") for k, leaf in enumerate(flat)]
-        per_leaf = [PerReplica([_on_device(p[i], devices[i]) for i in range(n)]) for p in pieces]
+        first = ext._first_local_replica
+        # Split for every replica in the sync group; keep this process's consecutive share.
+        pieces = [
+            _split(leaf, total, f"batch element #{k}")[first : first + len(devices)]
+            for k, leaf in enumerate(flat)
+        ]
+        if len(devices) == 1:
+            per_leaf = [_on_device(p[0], devices[0]) for p in pieces]
+        else:
+            per_leaf = [
+                PerReplica([_on_device(p[i], devices[i]) for i in range(len(devices))])
+                for p in pieces
+            ]
         return nest.pack_sequence_as(batch, per_leaf) if nest.is_nested(batch) else per_leaf[0]
 
     def __len__(self) -> int:
@@ -143,9 +154,8 @@ class DatasetsFromFunction:
     """Replica `i` of each step takes the next element of `dataset_fn(InputContext(...))`."""
 
     def __init__(self, strategy: Any, dataset_fn: Callable[[InputContext], Any]) -> None:
-        n = strategy.num_replicas_in_sync
         self._strategy = strategy
-        self._dataset = dataset_fn(InputContext(1, 0, n))
+        self._dataset = dataset_fn(strategy.extended._input_context())
 
     def __iter__(self) -> DistributedIterator:
         return DistributedIterator(self._strategy, iter(self._dataset), self._take)

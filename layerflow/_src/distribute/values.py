@@ -214,16 +214,14 @@ class MirroredVariable(Variable):
 
         def merge(strategy: Any, merged: Any) -> None:
             parts = list(merged.values) if isinstance(merged, DistributedValues) else [merged]
-            if aggregation == VariableAggregation.ONLY_FIRST_REPLICA or len(parts) == 1:
-                combined = parts[0]
-                if len(parts) == 1 and aggregation == VariableAggregation.SUM:
-                    combined = _scale(combined, strategy.num_replicas_in_sync, self)
+            ext = strategy.extended
+            # One value for all local replicas (regroup collapsed identical objects): expand.
+            parts = [_as_tensor(p, self) for p in parts] * (len(self._devices) // len(parts))
+            if aggregation == VariableAggregation.ONLY_FIRST_REPLICA:
+                combined = ext._first_replica_value(parts[0])
             else:
-                combined = strategy.extended._reduce_values(
-                    "SUM" if aggregation == VariableAggregation.SUM else "MEAN",
-                    [_as_tensor(p, self) for p in parts],
-                    self._devices[0],
-                )
+                op = "SUM" if aggregation == VariableAggregation.SUM else "MEAN"
+                combined = ext._reduce_values(op, parts, self._devices[0])
             self._update(what, combined, write, shape_of)
 
         ctx.merge_call(merge, args=(value,))
@@ -295,8 +293,3 @@ def _as_tensor(value: Any, like: Variable) -> Tensor:
         return value if type(value) is Tensor else Tensor(value._data.copy(), value._device)
     device = like._devices[0]
     return Tensor(to_array(value, like.dtype, device), device)
-
-
-def _scale(value: Any, n: int, like: Variable) -> Tensor:
-    t = _as_tensor(value, like)
-    return Tensor(t._data * n, t._device)

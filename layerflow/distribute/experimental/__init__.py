@@ -1,3 +1,4 @@
 """`tf.distribute.experimental`: the older spellings."""
 
 from layerflow._src.distribute.input_lib import ValueContext
+from layerflow._src.distribute.multi_worker import MultiWorkerMirroredStrategy
