@@ -145,7 +145,9 @@ def test_as_numpy_iterator_gives_numpy_values():
 
 
 def test_element_spec_static_and_after_map():
-    ds = tf.data.Dataset.from_tensor_slices((np.zeros((5, 28, 28), np.uint8), np.zeros(5, np.int32)))
+    ds = tf.data.Dataset.from_tensor_slices(
+        (np.zeros((5, 28, 28), np.uint8), np.zeros(5, np.int32))
+    )
     assert ds.element_spec == (TensorSpec((28, 28), "uint8"), TensorSpec((), "int32"))
     batched = ds.batch(2)
     assert batched.element_spec[0].shape == (None, 28, 28)

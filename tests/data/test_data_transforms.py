@@ -52,7 +52,9 @@ def test_contiguous_batches_are_views_of_the_source_not_copies():
 
 def test_batch_refuses_elements_of_different_shapes():
     ds = tf.data.Dataset.range(1, 4).map(lambda n: tf.zeros([n])).batch(3)
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"component 0.*\[1\].*element 1.*\[2\]"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError, match=r"component 0.*\[1\].*element 1.*\[2\]"
+    ):
         list(ds)
 
 
@@ -190,13 +192,17 @@ def test_file_cache_is_reused_by_a_new_dataset(tmp_path):
     prefix = str(tmp_path / "cache")
 
     def make():
-        return tf.data.Dataset.range(3).map(lambda x: calls.append(1) or (x, tf.cast(x, tf.float32)))
+        return tf.data.Dataset.range(3).map(
+            lambda x: calls.append(1) or (x, tf.cast(x, tf.float32))
+        )
 
     assert _values(make().cache(prefix)) == [[0, 0.0], [1, 1.0], [2, 2.0]]
     assert len(calls) == 3
     again = make().cache(prefix)
     assert [(int(a), float(b)) for a, b in again] == [(0, 0.0), (1, 1.0), (2, 2.0)]
-    assert len(calls) == 3 + 1  # the new dataset's element_spec peeks once, the data comes from disk
+    assert (
+        len(calls) == 3 + 1
+    )  # the new dataset's element_spec peeks once, the data comes from disk
     assert [p.name for p in tmp_path.iterdir()] == ["cache.lfcache.npz"]
 
 

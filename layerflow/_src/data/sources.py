@@ -12,7 +12,7 @@ from layerflow._src.data import structure
 from layerflow._src.data.dataset import Dataset, count_arg
 from layerflow._src.data.plan import INFINITE, UNKNOWN, Plan
 from layerflow._src.framework import dtypes, errors
-from layerflow._src.framework.convert import convert_to_tensor
+from layerflow._src.framework.convert import convert_to_tensor, host_array
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.utils import nest
@@ -211,6 +211,18 @@ class ConcatenateDataset(Dataset):
         return structure.pack(self._inputs[0].element_spec, merged)
 
 
+def _signature(types: Any, shapes: Any) -> Any:
+    """TensorSpecs from `output_types` and `output_shapes` (a shape is a tuple, not a structure,
+    so the walk follows the types)."""
+    if isinstance(types, tuple | list):
+        shapes = [None] * len(types) if shapes is None else shapes
+        return tuple(_signature(t, s) for t, s in zip(types, shapes))
+    if isinstance(types, dict):
+        shapes = {} if shapes is None else shapes
+        return {k: _signature(t, shapes.get(k)) for k, t in types.items()}
+    return structure.TensorSpec(TensorShape(shapes), types)
+
+
 class GeneratorDataset(Dataset):
     """`Dataset.from_generator`: elements from a fresh call of a Python generator per pass."""
 
@@ -223,39 +235,39 @@ class GeneratorDataset(Dataset):
         if output_signature is None and output_types is None:
             raise TypeError("from_generator needs output_signature (or output_types).")
         if output_signature is None:
-            shapes = output_shapes
-            if shapes is None:
-                shapes = nest.map_structure(lambda _: None, output_types)
-            output_signature = nest.map_structure(
-                lambda t, s: structure.TensorSpec(TensorShape(s), t), output_types, shapes
-            )
+            output_signature = _signature(output_types, output_shapes)
         self._signature = output_signature
         self._generator = generator
         self._args = () if args is None else tuple(args)
 
-    def _convert(self, value: Any) -> Any:
-        sig = self._signature
-        if isinstance(value, list) and isinstance(sig, tuple):
-            value = tuple(value)
-        try:
-            nest.assert_same_structure(sig, value, check_types=False)
-        except (ValueError, TypeError):
-            raise TypeError(
-                f"from_generator: the generator yielded {value!r}, which does not match the "
-                f"output signature {sig}."
-            ) from None
+    def _convert(self, value: Any, sig: Any = None) -> Any:
+        """`value` shaped by the signature: tuples/dicts follow it, anything else is a tensor."""
+        sig = self._signature if sig is None else sig
+        if isinstance(sig, tuple):
+            if not isinstance(value, tuple | list) or len(value) != len(sig):
+                raise self._mismatch(value)
+            return tuple(self._convert(v, s) for v, s in zip(value, sig))
+        if isinstance(sig, dict):
+            if not isinstance(value, dict) or set(value) != set(sig):
+                raise self._mismatch(value)
+            return {k: self._convert(value[k], s) for k, s in sig.items()}
+        if isinstance(value, TensorLike):
+            t = convert_to_tensor(value)
+        else:  # TF's conversion rules: ints may become floats, floats never silently ints
+            t = convert_to_tensor(host_array(np.asarray(value), sig.dtype))
+        if t.dtype != sig.dtype or not sig.shape.is_compatible_with(t.shape):
+            raise errors.InvalidArgumentError(
+                None, None,
+                f"from_generator: expected a value of {sig}, got {t.dtype.name} with shape "
+                f"{tuple(t.shape)}.",
+            )  # fmt: skip
+        return t
 
-        def one(spec: structure.TensorSpec, v: Any) -> Tensor:
-            t = convert_to_tensor(v if isinstance(v, TensorLike) else np.asarray(v, spec.dtype.np))
-            if t.dtype != spec.dtype or not spec.shape.is_compatible_with(t.shape):
-                raise errors.InvalidArgumentError(
-                    None, None,
-                    f"from_generator: expected a value of {spec}, got {t.dtype.name} with shape "
-                    f"{tuple(t.shape)}.",
-                )  # fmt: skip
-            return t
-
-        return nest.map_structure(one, sig, value)
+    def _mismatch(self, value: Any) -> TypeError:
+        return TypeError(
+            f"from_generator: the generator yielded {value!r}, which does not match the "
+            f"output signature {self._signature}."
+        )
 
     def _elements(self) -> Iterator[Any]:
         for value in self._generator(*self._args):
