@@ -16,6 +16,9 @@ from layerflow._src.framework.tensor_shape import TensorShape
 
 
 def numpy_text(array: np.ndarray, is_repr: bool = False) -> str:
+    """The `numpy=` part of TF's repr: `2.5` for a scalar, `array([...], dtype=...)` otherwise."""
+    if array.ndim == 0:
+        return np.array2string(array)
     text = repr(array) if is_repr else str(array)
     return "\n" + text if "\n" in text else text
 

@@ -72,8 +72,9 @@ _OPERATORS = {
     "__rmod__": _reflect(m.floormod),
     "__pow__": m.pow,
     "__rpow__": _reflect(m.pow),
-    "__matmul__": m.matmul,
-    "__rmatmul__": _reflect(m.matmul),
+    # The primitive itself: `a @ b` skips the public wrapper's keyword handling (hot path).
+    "__matmul__": m._matmul,
+    "__rmatmul__": _reflect(m._matmul),
     "__neg__": m.negative,
     "__pos__": lambda self: self,
     "__abs__": m.abs,
