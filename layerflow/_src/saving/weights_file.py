@@ -238,6 +238,10 @@ def _check_entry(path: str, key: str, entry: Any) -> tuple[int, int, str]:
 def _check_info(path: str, metadata: dict[str, str]) -> dict[str, Any]:
     text = metadata.get("layerflow")
     if text is None:
+        # safetensors keeps metadata in a hash map, so either key may come first in the file;
+        # a damaged "layerflow" key must not pass the file off as a foreign one.
+        if "layerflow_crc" in metadata:
+            raise _damaged(path, "the layerflow metadata is missing")
         return {}  # a safetensors file from elsewhere: no checksums to verify
     if metadata.get("layerflow_crc") != str(zlib.crc32(text.encode())):
         raise _damaged(path, "the layerflow metadata fails its checksum")
