@@ -88,9 +88,15 @@ class Module(Trackable):
         return naming.name_scope(self.name + "/")
 
     # --- tracking -------------------------------------------------------------------------
+    # tf.Module lists attributes sorted by name (TF's order); Keras layers keep assignment order.
+    _sorted_tracking = True
+
     def _tracked_attributes(self) -> Iterator[tuple[str, Any]]:
-        """(name, value) of public attributes holding state, in assignment order."""
-        for key, value in list(vars(self).items()):
+        """(name, value) of public attributes holding state (see `_sorted_tracking`)."""
+        items = list(vars(self).items())
+        if self._sorted_tracking:
+            items.sort(key=lambda kv: kv[0])
+        for key, value in items:
             if key.startswith("_") or not _holds_state(value):
                 continue
             yield key, value

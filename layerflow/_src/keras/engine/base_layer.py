@@ -184,6 +184,8 @@ class Layer(Module):
     (TensorShape([2, 3]), 'scale/w:0')
     """
 
+    _sorted_tracking = False
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         build = cls.__dict__.get("build")
@@ -686,13 +688,13 @@ class Layer(Module):
     def _output_spec(self, inputs: Any, shapes: Any, args: tuple, kwargs: dict) -> Any:
         """KerasTensors for the outputs: from `compute_output_shape` if the class defines it,
         else by running `call` eagerly on zeros (None dims as 2) and putting back a None batch."""
-        if type(self).compute_output_shape is not Layer.compute_output_shape:
+        if not getattr(type(self).compute_output_shape, "_lf_runs_call", False):
             out_shapes = self.compute_output_shape(shapes)
             first = nest.flatten(inputs)[0]
             dt = self.dtype if first.dtype.is_floating else first.dtype.name
             return _map_shapes(lambda s: KerasTensor(s, dt), to_shapes(out_shapes))
         outputs = self._placeholder_run(inputs, args, kwargs)
-        none_batch = any(s.rank and s[0] is None for s in nest.flatten(shapes) if s is not None)
+        none_batch = any(s.rank and s[0] is None for s in _flat_shapes(shapes) if s is not None)
 
         def spec(t: Any) -> KerasTensor:
             shape = list(t.shape)
@@ -799,6 +801,8 @@ class Layer(Module):
 
 
 Layer.build = _wrap_build(Layer.build, Layer)  # type: ignore[method-assign]
+# Marks the compute_output_shape implementations that work by running `call` on zeros.
+Layer.compute_output_shape._lf_runs_call = True  # type: ignore[attr-defined]
 
 _PLACEHOLDER_DIM = 2
 
@@ -823,6 +827,17 @@ def _map_shapes(fn: Callable[[TensorShape], Any], shapes: Any) -> Any:
     if isinstance(shapes, list | tuple):
         return type(shapes)(_map_shapes(fn, s) for s in shapes)
     return fn(TensorShape(shapes))
+
+
+def _flat_shapes(shapes: Any) -> list[Any]:
+    """The TensorShapes in a nested structure (a TensorShape is a tuple, but a leaf here)."""
+    if shapes is None or isinstance(shapes, TensorShape):
+        return [shapes]
+    if isinstance(shapes, dict):
+        return [s for v in shapes.values() for s in _flat_shapes(v)]
+    if isinstance(shapes, list | tuple):
+        return [s for v in shapes for s in _flat_shapes(v)]
+    return [TensorShape(shapes)]
 
 
 def _map_shapes_out(spec: Any) -> Any:

@@ -148,6 +148,8 @@ class Model(Trainer, Layer):
             return _map_shapes(lambda s: s, self._output_shape_record)
         return Layer.compute_output_shape(self, input_shape)
 
+    compute_output_shape._lf_runs_call = True  # type: ignore[attr-defined]
+
     def summary(
         self,
         line_length: int | None = None,
