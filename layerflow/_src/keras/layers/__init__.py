@@ -4,6 +4,7 @@ from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import Input, InputLayer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.layers.activation import ELU, Activation, LeakyReLU, PReLU, ReLU, Softmax
+from layerflow._src.keras.layers.convolutional import Conv1D, Conv2D, DepthwiseConv2D, ZeroPadding2D
 from layerflow._src.keras.layers.core import Dense, Flatten
 from layerflow._src.keras.layers.embedding import Embedding
 from layerflow._src.keras.layers.lambda_layer import Lambda
@@ -24,6 +25,25 @@ from layerflow._src.keras.layers.merging import (
     minimum,
     multiply,
     subtract,
+)
+from layerflow._src.keras.layers.normalization import BatchNormalization
+from layerflow._src.keras.layers.pooling import (
+    AveragePooling1D,
+    AveragePooling2D,
+    AvgPool1D,
+    AvgPool2D,
+    GlobalAveragePooling1D,
+    GlobalAveragePooling2D,
+    GlobalAvgPool1D,
+    GlobalAvgPool2D,
+    GlobalMaxPool1D,
+    GlobalMaxPool2D,
+    GlobalMaxPooling1D,
+    GlobalMaxPooling2D,
+    MaxPool1D,
+    MaxPool2D,
+    MaxPooling1D,
+    MaxPooling2D,
 )
 from layerflow._src.keras.layers.regularization import Dropout
 from layerflow._src.keras.layers.reshaping import Permute, RepeatVector, Reshape

@@ -1,0 +1,397 @@
+"""Convolution layers (channels-last): Conv1D, Conv2D, DepthwiseConv2D, and ZeroPadding2D.
+
+The arithmetic is `tf.nn.conv1d/conv2d/depthwise_conv2d` (im2col + one GEMM, in ops); the layers
+own the weights, the argument checking and the output-shape rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.keras import activations, constraints, initializers, regularizers
+from layerflow._src.keras.engine.base_layer import Layer
+from layerflow._src.keras.engine.input_spec import InputSpec
+from layerflow._src.ops import conv_ops, gather_ops, math_ops
+
+__all__ = ["Conv1D", "Conv2D", "DepthwiseConv2D", "ZeroPadding2D", "conv_output_length"]
+
+
+def normalize_tuple(value: Any, n: int, name: str, owner: str) -> tuple[int, ...]:
+    """`3` -> `(3, 3)`; a tuple of `n` positive ints stays; anything else is an error."""
+    items = (value,) * n if isinstance(value, int) else tuple(value)
+    if len(items) != n or not all(isinstance(v, int) and v > 0 for v in items):
+        raise ValueError(
+            f"{owner}: `{name}` must be a positive integer or a tuple of {n} positive integers, "
+            f"got {value!r}."
+        )
+    return items
+
+
+def normalize_padding(value: Any, owner: str) -> str:
+    padding = str(value).lower()
+    if padding not in ("valid", "same", "causal"):
+        raise ValueError(f"{owner}: padding must be 'valid' or 'same', got {value!r}.")
+    return padding
+
+
+def normalize_data_format(value: Any, owner: str) -> str:
+    fmt = value or "channels_last"
+    if fmt not in ("channels_last", "channels_first"):
+        raise ValueError(
+            f"{owner}: data_format must be 'channels_last' or 'channels_first', got {value!r}."
+        )
+    return fmt
+
+
+def conv_output_length(
+    length: int | None, kernel: int, padding: str, stride: int, dilation: int = 1
+) -> int | None:
+    """Keras' output length of a convolution or pooling window along one axis.
+
+    >>> conv_output_length(28, 5, "valid", 1), conv_output_length(28, 2, "same", 2)
+    (24, 14)
+    """
+    if length is None:
+        return None
+    extent = (kernel - 1) * dilation + 1
+    if padding in ("same", "causal"):
+        out = length
+    else:
+        out = length - extent + 1
+    return max((out + stride - 1) // stride, 0)
+
+
+class _Conv(Layer):
+    rank = 2
+
+    def __init__(
+        self,
+        filters: int,
+        kernel_size: Any,
+        strides: Any = 1,
+        padding: str = "valid",
+        data_format: str | None = None,
+        dilation_rate: Any = 1,
+        groups: int = 1,
+        activation: Any = None,
+        use_bias: bool = True,
+        kernel_initializer: Any = "glorot_uniform",
+        bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        activity_regularizer: Any = None,
+        kernel_constraint: Any = None,
+        bias_constraint: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        owner = f"{type(self).__name__} '{self.name}'"
+        if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
+            raise ValueError(f"{owner}: filters must be a positive integer, got {filters!r}.")
+        if groups != 1:
+            raise ValueError(f"{owner}: groups != 1 is not supported (got {groups}).")
+        self.filters = filters
+        self.kernel_size = normalize_tuple(kernel_size, self.rank, "kernel_size", owner)
+        self.strides = normalize_tuple(strides, self.rank, "strides", owner)
+        self.padding = normalize_padding(padding, owner)
+        if self.padding == "causal" and self.rank != 1:
+            raise ValueError(f"{owner}: 'causal' padding is only for Conv1D.")
+        self.data_format = normalize_data_format(data_format, owner)
+        self.dilation_rate = normalize_tuple(dilation_rate, self.rank, "dilation_rate", owner)
+        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
+            raise ValueError(
+                f"{owner}: strides > 1 together with dilation_rate > 1 is not supported."
+            )
+        self.groups = groups
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+        self.input_spec = InputSpec(min_ndim=self.rank + 2)
+
+    def _channel_axis(self) -> int:
+        return -1 if self.data_format == "channels_last" else 1
+
+    def build(self, input_shape: Any) -> None:
+        shape = TensorShape(input_shape)
+        channels = shape[self._channel_axis()]
+        if channels is None:
+            raise ValueError(
+                f"{type(self).__name__} '{self.name}': the channel dimension of the inputs must be "
+                f"known, got shape {shape}."
+            )
+        self.kernel = self.add_weight(
+            "kernel",
+            shape=self._kernel_shape(channels),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+            constraint=self.kernel_constraint,
+        )
+        if self.use_bias:
+            self.bias = self.add_weight(
+                "bias",
+                shape=[self._out_channels(channels)],
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+                constraint=self.bias_constraint,
+            )
+        else:
+            self.bias = None
+        self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis(): channels})
+
+    def _kernel_shape(self, channels: int) -> list[int]:
+        return [*self.kernel_size, channels, self.filters]
+
+    def _out_channels(self, channels: int) -> int:
+        return self.filters
+
+    def _convolve(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def call(self, inputs: Any) -> Any:
+        out = self._convolve(inputs)
+        if self.bias is not None:
+            if self.data_format == "channels_last":
+                out = out + self.bias
+            else:
+                out = out + math_ops.reshape(self.bias, (1, -1) + (1,) * self.rank)
+        if self.activation is not activations.linear:
+            out = self.activation(out)
+        return out
+
+    def compute_output_shape(self, input_shape: Any) -> TensorShape:
+        shape = TensorShape(input_shape).as_list()
+        spatial = shape[1:-1] if self.data_format == "channels_last" else shape[2:]
+        out = [
+            conv_output_length(n, k, self.padding, s, d)
+            for n, k, s, d in zip(spatial, self.kernel_size, self.strides, self.dilation_rate)
+        ]
+        channels = shape[self._channel_axis()]
+        c = self._out_channels(channels) if channels is not None else None
+        if self.data_format == "channels_last":
+            return TensorShape([shape[0], *out, c])
+        return TensorShape([shape[0], c, *out])
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update(
+            {
+                "filters": self.filters,
+                "kernel_size": self.kernel_size,
+                "strides": self.strides,
+                "padding": self.padding,
+                "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate,
+                "groups": self.groups,
+                "activation": activations.serialize(self.activation),
+                "use_bias": self.use_bias,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": _maybe(regularizers.serialize, self.kernel_regularizer),
+                "bias_regularizer": _maybe(regularizers.serialize, self.bias_regularizer),
+                "kernel_constraint": _maybe(constraints.serialize, self.kernel_constraint),
+                "bias_constraint": _maybe(constraints.serialize, self.bias_constraint),
+            }
+        )
+        return config
+
+
+def _maybe(fn: Any, value: Any) -> Any:
+    return None if value is None else fn(value)
+
+
+def _nchw(layer: _Conv) -> str:
+    return "NHWC" if layer.data_format == "channels_last" else "NCHW"
+
+
+class Conv2D(_Conv):
+    """2-D convolution over `(batch, height, width, channels)` inputs.
+
+    >>> import layerflow as tf
+    >>> tf.keras.layers.Conv2D(6, 5, padding="same")(tf.ones((2, 28, 28, 1))).shape
+    TensorShape([2, 28, 28, 6])
+    """
+
+    rank = 2
+
+    def _convolve(self, x: Any) -> Any:
+        return conv_ops.conv2d(
+            x,
+            self.kernel,
+            self.strides,
+            self.padding.upper(),
+            data_format=_nchw(self),
+            dilations=self.dilation_rate,
+        )
+
+
+class Conv1D(_Conv):
+    """1-D convolution over `(batch, steps, channels)` inputs (`padding="causal"` supported).
+
+    >>> import layerflow as tf
+    >>> tf.keras.layers.Conv1D(4, 3)(tf.ones((2, 10, 3))).shape
+    TensorShape([2, 8, 4])
+    """
+
+    rank = 1
+
+    def _convolve(self, x: Any) -> Any:
+        fmt = "NWC" if self.data_format == "channels_last" else "NCW"
+        padding: Any = self.padding.upper()
+        if self.padding == "causal":
+            left = (self.kernel_size[0] - 1) * self.dilation_rate[0]
+            pads = [[0, 0], [left, 0], [0, 0]] if fmt == "NWC" else [[0, 0], [0, 0], [left, 0]]
+            x = gather_ops.pad(x, pads)
+            padding = "VALID"
+        return conv_ops.conv1d(
+            x,
+            self.kernel,
+            self.strides[0],
+            padding,
+            data_format=fmt,
+            dilations=self.dilation_rate[0],
+        )
+
+
+class DepthwiseConv2D(_Conv):
+    """Per-channel 2-D convolution: each input channel gets `depth_multiplier` filters.
+
+    >>> import layerflow as tf
+    >>> tf.keras.layers.DepthwiseConv2D(3, depth_multiplier=2)(tf.ones((1, 5, 5, 3))).shape
+    TensorShape([1, 3, 3, 6])
+    """
+
+    rank = 2
+
+    def __init__(
+        self,
+        kernel_size: Any,
+        strides: Any = (1, 1),
+        padding: str = "valid",
+        depth_multiplier: int = 1,
+        data_format: str | None = None,
+        dilation_rate: Any = (1, 1),
+        activation: Any = None,
+        use_bias: bool = True,
+        depthwise_initializer: Any = "glorot_uniform",
+        bias_initializer: Any = "zeros",
+        depthwise_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        activity_regularizer: Any = None,
+        depthwise_constraint: Any = None,
+        bias_constraint: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            1,
+            kernel_size,
+            strides=strides,
+            padding=padding,
+            data_format=data_format,
+            dilation_rate=dilation_rate,
+            activation=activation,
+            use_bias=use_bias,
+            kernel_initializer=depthwise_initializer,
+            bias_initializer=bias_initializer,
+            kernel_regularizer=depthwise_regularizer,
+            bias_regularizer=bias_regularizer,
+            activity_regularizer=activity_regularizer,
+            kernel_constraint=depthwise_constraint,
+            bias_constraint=bias_constraint,
+            **kwargs,
+        )
+        if not isinstance(depth_multiplier, int) or depth_multiplier <= 0:
+            raise ValueError(
+                f"DepthwiseConv2D '{self.name}': depth_multiplier must be a positive integer, "
+                f"got {depth_multiplier!r}."
+            )
+        self.depth_multiplier = depth_multiplier
+
+    def _kernel_shape(self, channels: int) -> list[int]:
+        return [*self.kernel_size, channels, self.depth_multiplier]
+
+    def _out_channels(self, channels: int) -> int:
+        return channels * self.depth_multiplier
+
+    @property
+    def depthwise_kernel(self) -> Any:
+        return self.kernel
+
+    def _convolve(self, x: Any) -> Any:
+        return conv_ops.depthwise_conv2d(
+            x,
+            self.kernel,
+            self.strides,
+            self.padding.upper(),
+            data_format=_nchw(self),
+            dilations=self.dilation_rate,
+        )
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        for key in ("filters", "groups"):
+            config.pop(key)
+        config["depth_multiplier"] = self.depth_multiplier
+        config["depthwise_initializer"] = config.pop("kernel_initializer")
+        config["depthwise_regularizer"] = config.pop("kernel_regularizer")
+        config["depthwise_constraint"] = config.pop("kernel_constraint")
+        return config
+
+
+class ZeroPadding2D(Layer):
+    """Pad the rows and columns of `(batch, height, width, channels)` inputs with zeros.
+
+    `padding` is an int, `(rows, cols)`, or `((top, bottom), (left, right))`.
+
+    >>> import layerflow as tf
+    >>> tf.keras.layers.ZeroPadding2D(1)(tf.ones((1, 2, 2, 1))).shape
+    TensorShape([1, 4, 4, 1])
+    """
+
+    def __init__(
+        self, padding: Any = (1, 1), data_format: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        owner = f"ZeroPadding2D '{self.name}'"
+        if isinstance(padding, int):
+            pads = ((padding, padding), (padding, padding))
+        elif len(padding) == 2 and all(isinstance(p, int) for p in padding):
+            pads = ((padding[0], padding[0]), (padding[1], padding[1]))
+        elif len(padding) == 2 and all(len(p) == 2 for p in padding):
+            pads = (tuple(padding[0]), tuple(padding[1]))
+        else:
+            raise ValueError(
+                f"{owner}: padding must be an int, a tuple of 2 ints or a tuple of 2 tuples of 2 "
+                f"ints, got {padding!r}."
+            )
+        if any(p < 0 for pair in pads for p in pair):
+            raise ValueError(f"{owner}: padding must be >= 0, got {padding!r}.")
+        self.padding = pads
+        self.data_format = normalize_data_format(data_format, owner)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs: Any) -> Any:
+        (t, b), (l, r) = self.padding
+        if self.data_format == "channels_last":
+            pads = [[0, 0], [t, b], [l, r], [0, 0]]
+        else:
+            pads = [[0, 0], [0, 0], [t, b], [l, r]]
+        return gather_ops.pad(inputs, pads)
+
+    def compute_output_shape(self, input_shape: Any) -> TensorShape:
+        s = TensorShape(input_shape).as_list()
+        (t, b), (l, r) = self.padding
+        hi, wi = (1, 2) if self.data_format == "channels_last" else (2, 3)
+        s[hi] = None if s[hi] is None else s[hi] + t + b
+        s[wi] = None if s[wi] is None else s[wi] + l + r
+        return TensorShape(s)
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update({"padding": self.padding, "data_format": self.data_format})
+        return config

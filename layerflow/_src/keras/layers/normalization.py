@@ -1,0 +1,211 @@
+"""BatchNormalization: normalize with batch statistics in training, moving ones in inference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.keras import constraints, initializers, regularizers
+from layerflow._src.keras.engine.base_layer import Layer
+from layerflow._src.keras.engine.input_spec import InputSpec
+from layerflow._src.ops import math_ops, nn_ops
+
+__all__ = ["BatchNormalization"]
+
+
+class BatchNormalization(Layer):
+    """`gamma * (x - mean) / sqrt(var + epsilon) + beta` over every axis but `axis`.
+
+    With `training=True` (as `fit` calls it) the batch's mean and (biased) variance are used and
+    the moving statistics, non-trainable weights, move towards them:
+    `moving = moving * momentum + batch * (1 - momentum)`. Otherwise (inference, or a frozen
+    layer with `trainable=False`, as in Keras 2) the moving statistics are used.
+
+    >>> import layerflow as tf
+    >>> bn = tf.keras.layers.BatchNormalization()
+    >>> y = bn(tf.constant([[1.0], [3.0]]), training=True)
+    >>> [round(float(v), 3) for v in y[:, 0]]
+    [-0.999, 0.999]
+    >>> [w.name for w in bn.non_trainable_weights]
+    ['batch_normalization/moving_mean:0', 'batch_normalization/moving_variance:0']
+    """
+
+    def __init__(
+        self,
+        axis: Any = -1,
+        momentum: float = 0.99,
+        epsilon: float = 1e-3,
+        center: bool = True,
+        scale: bool = True,
+        beta_initializer: Any = "zeros",
+        gamma_initializer: Any = "ones",
+        moving_mean_initializer: Any = "zeros",
+        moving_variance_initializer: Any = "ones",
+        beta_regularizer: Any = None,
+        gamma_regularizer: Any = None,
+        beta_constraint: Any = None,
+        gamma_constraint: Any = None,
+        synchronized: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        for legacy in (
+            "fused",
+            "renorm",
+            "renorm_clipping",
+            "renorm_momentum",
+            "virtual_batch_size",
+            "adjustment",
+            "trainable_statistics",
+        ):
+            value = kwargs.pop(legacy, None)
+            if legacy == "renorm" and value:
+                raise ValueError("BatchNormalization: renorm=True is not supported.")
+            if legacy == "virtual_batch_size" and value:
+                raise ValueError("BatchNormalization: virtual_batch_size is not supported.")
+        super().__init__(**kwargs)
+        if not 0.0 <= momentum <= 1.0:
+            raise ValueError(f"BatchNormalization: momentum must be in [0, 1], got {momentum}.")
+        if epsilon <= 0:
+            raise ValueError(f"BatchNormalization: epsilon must be > 0, got {epsilon}.")
+        self.axis = axis
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.center = center
+        self.scale = scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.moving_mean_initializer = initializers.get(moving_mean_initializer)
+        self.moving_variance_initializer = initializers.get(moving_variance_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
+        self.synchronized = synchronized
+        self.supports_masking = True
+
+    def _axes(self, ndim: int) -> list[int]:
+        axes = [self.axis] if isinstance(self.axis, int) else list(self.axis)
+        out = []
+        for a in axes:
+            if not -ndim <= a < ndim:
+                raise ValueError(
+                    f"BatchNormalization '{self.name}': axis {a} is out of range for inputs of "
+                    f"rank {ndim}."
+                )
+            out.append(a % ndim)
+        return sorted(out)
+
+    def build(self, input_shape: Any) -> None:
+        shape = TensorShape(input_shape)
+        if shape.rank is None:
+            raise ValueError(f"BatchNormalization '{self.name}' needs inputs of known rank.")
+        axes = self._axes(shape.rank)
+        dims = [shape[a] for a in axes]
+        if any(d is None for d in dims):
+            raise ValueError(
+                f"BatchNormalization '{self.name}': the normalized axis {self.axis} of the inputs "
+                f"must have a known size, got shape {shape}."
+            )
+        param = dims if len(dims) > 1 else [dims[0]]
+        self._param_axes = axes
+        self.gamma = (
+            self.add_weight(
+                "gamma",
+                shape=param,
+                initializer=self.gamma_initializer,
+                regularizer=self.gamma_regularizer,
+                constraint=self.gamma_constraint,
+            )
+            if self.scale
+            else None
+        )
+        self.beta = (
+            self.add_weight(
+                "beta",
+                shape=param,
+                initializer=self.beta_initializer,
+                regularizer=self.beta_regularizer,
+                constraint=self.beta_constraint,
+            )
+            if self.center
+            else None
+        )
+        self.moving_mean = self.add_weight(
+            "moving_mean", shape=param, trainable=False, initializer=self.moving_mean_initializer
+        )
+        self.moving_variance = self.add_weight(
+            "moving_variance",
+            shape=param,
+            trainable=False,
+            initializer=self.moving_variance_initializer,
+        )
+        self.input_spec = InputSpec(ndim=shape.rank, axes={a: shape[a] for a in axes})
+
+    def _broadcast_shape(self, ndim: int, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+        axes = self._param_axes
+        if axes == [ndim - 1]:
+            return None  # a trailing channel axis broadcasts as it is
+        out = [1] * ndim
+        for a, d in zip(axes, shape if len(axes) > 1 else (shape[0],)):
+            out[a] = d
+        return tuple(out)
+
+    def call(self, inputs: Any, training: Any = None) -> Any:
+        ndim = inputs.ndim
+        reduce_axes = [i for i in range(ndim) if i not in self._param_axes]
+        bshape = self._broadcast_shape(ndim, tuple(self.moving_mean.shape))
+
+        def shaped(v: Any) -> Any:
+            return v if bshape is None else math_ops.reshape(v, bshape)
+
+        if bool(training) and self.trainable:
+            mean, var = nn_ops.moments(inputs, reduce_axes, keepdims=bshape is not None)
+            self._update_moving(mean, var)
+        else:
+            mean, var = shaped(self.moving_mean), shaped(self.moving_variance)
+        out = (inputs - mean) / math_ops.sqrt(var + self.epsilon)
+        if self.gamma is not None:
+            out = out * shaped(self.gamma)
+        if self.beta is not None:
+            out = out + shaped(self.beta)
+        return out
+
+    def _update_moving(self, mean: Any, var: Any) -> None:
+        # Moving statistics are state, not part of the differentiated computation: update the
+        # variables' arrays in place.
+        m = self.momentum
+        for moving, batch in ((self.moving_mean, mean), (self.moving_variance, var)):
+            data = moving._data
+            data *= m
+            data += (1.0 - m) * batch._data.reshape(data.shape)
+
+    def compute_output_shape(self, input_shape: Any) -> TensorShape:
+        return TensorShape(input_shape)
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update(
+            {
+                "axis": self.axis,
+                "momentum": self.momentum,
+                "epsilon": self.epsilon,
+                "center": self.center,
+                "scale": self.scale,
+                "beta_initializer": initializers.serialize(self.beta_initializer),
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                "moving_mean_initializer": initializers.serialize(self.moving_mean_initializer),
+                "moving_variance_initializer": initializers.serialize(
+                    self.moving_variance_initializer
+                ),
+                "beta_regularizer": _maybe(regularizers.serialize, self.beta_regularizer),
+                "gamma_regularizer": _maybe(regularizers.serialize, self.gamma_regularizer),
+                "beta_constraint": _maybe(constraints.serialize, self.beta_constraint),
+                "gamma_constraint": _maybe(constraints.serialize, self.gamma_constraint),
+                "synchronized": self.synchronized,
+            }
+        )
+        return config
+
+
+def _maybe(fn: Any, value: Any) -> Any:
+    return None if value is None else fn(value)
