@@ -79,6 +79,7 @@ from layerflow._src.ops.gather_ops import (
     scatter_nd,
     tile,
 )
+from layerflow._src.ops.linalg_ops import einsum, tensordot
 from layerflow._src.ops.math_ops import (
     abs,  # noqa: A004 - TF's name
     add,
@@ -119,7 +120,6 @@ from layerflow._src.ops.math_ops import (
     where,
     zeros_like,
 )
-from layerflow._src.ops.linalg_ops import einsum, tensordot
 from layerflow._src.ops.reduce_ops import (
     add_n,
     argmax,

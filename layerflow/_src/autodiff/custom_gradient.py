@@ -53,8 +53,10 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
 
         prim.grad_fn = grad
         node_inputs = inputs + used_vars
-        result = tuple(Tensor(o._data, o._device) for o in outs) if multi else Tensor(
-            outs[0]._data, outs[0]._device
+        result = (
+            tuple(Tensor(o._data, o._device) for o in outs)
+            if multi
+            else Tensor(outs[0]._data, outs[0]._device)
         )
         _tape.record(tapes, prim, node_inputs, result, (), {})
         return nest.pack_sequence_as(y, list(result)) if multi else result

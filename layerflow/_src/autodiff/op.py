@@ -173,7 +173,9 @@ def op(name: str, n_inputs: int = 1, *, multi_out: bool = False, same_dtype: boo
             @functools.wraps(forward)
             def wrapper(*args: Any, name: str | None = None, **kwargs: Any) -> Any:
                 if len(args) < n_inputs:
-                    raise TypeError(f"{prim.name} takes {n_inputs} tensor arguments, got {len(args)}.")
+                    raise TypeError(
+                        f"{prim.name} takes {n_inputs} tensor arguments, got {len(args)}."
+                    )
                 inputs, device = _convert_inputs(prim, list(args[:n_inputs]))
                 return run(inputs, device, args[n_inputs:], kwargs)
 

@@ -76,7 +76,9 @@ class GradientTape:
 
     def __enter__(self) -> GradientTape:
         if self._recording:
-            raise ValueError("This GradientTape is already recording; a tape cannot be nested in itself.")
+            raise ValueError(
+                "This GradientTape is already recording; a tape cannot be nested in itself."
+            )
         self._push()
         return self
 
@@ -113,7 +115,9 @@ class GradientTape:
     def stop_recording(self) -> Iterator[None]:
         """Run the block without recording on this tape."""
         if not self._recording:
-            raise ValueError("stop_recording() needs a tape that is recording (inside `with tape`).")
+            raise ValueError(
+                "stop_recording() needs a tape that is recording (inside `with tape`)."
+            )
         self._pop()
         try:
             yield
@@ -190,7 +194,9 @@ class GradientTape:
         watched = self._watched
         for t, og in zip(targets, ogs):
             if not isinstance(t, TensorLike):
-                raise ValueError(f"GradientTape.gradient: the target must be a tensor, got {type(t).__name__}.")
+                raise ValueError(
+                    f"GradientTape.gradient: the target must be a tensor, got {type(t).__name__}."
+                )
             if id(t) not in watched or t._data.dtype.kind not in "fc":
                 continue
             if og is None:

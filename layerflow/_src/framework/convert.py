@@ -73,8 +73,10 @@ def host_array(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
         )
     if isinstance(value, numbers.Number) and not isinstance(value, bool):
         return _cast_checked(arr, dtype, value)
-    return _cast_checked(arr, dtype, value) if arr.dtype.kind != dtype.np.kind else arr.astype(
-        dtype.np, copy=False
+    return (
+        _cast_checked(arr, dtype, value)
+        if arr.dtype.kind != dtype.np.kind
+        else arr.astype(dtype.np, copy=False)
     )
 
 

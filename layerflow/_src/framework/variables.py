@@ -219,7 +219,9 @@ class Variable(TensorLike, metaclass=_VariableMeta):
         return self
 
     def scatter_nd_update(self, indices: Any, updates: Any) -> Variable:
-        idx = backend.to_host(indices._data if isinstance(indices, TensorLike) else np.asarray(indices))
+        idx = backend.to_host(
+            indices._data if isinstance(indices, TensorLike) else np.asarray(indices)
+        )
         upd = self._value_array(updates, tuple(np.shape(updates)), "scatter")
         self._data[tuple(np.moveaxis(idx, -1, 0))] = upd
         return self
@@ -230,9 +232,7 @@ class Variable(TensorLike, metaclass=_VariableMeta):
 
     # --- copies and pickling ---------------------------------------------------------------
     def __reduce__(self) -> Any:
-        return _rebuild_variable, (
-            backend.to_host(self._data).copy(), self._name, self._trainable
-        )
+        return _rebuild_variable, (backend.to_host(self._data).copy(), self._name, self._trainable)
 
     def __deepcopy__(self, memo: dict) -> Variable:
         new = _copy.copy(self)

@@ -43,8 +43,11 @@ def _rebuild(structure: Any, children: list[Any]) -> Any:
     if isinstance(structure, Mapping):
         keys = sorted(structure, key=_sort_key)
         mapping = dict(zip(keys, children))
-        return type(structure)((k, mapping[k]) for k in structure) if type(structure) is not dict \
+        return (
+            type(structure)((k, mapping[k]) for k in structure)
+            if type(structure) is not dict
             else {k: mapping[k] for k in structure}
+        )
     if isinstance(structure, tuple) and hasattr(structure, "_fields"):
         return type(structure)(*children)
     return type(structure)(children)
