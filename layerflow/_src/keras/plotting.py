@@ -88,8 +88,15 @@ def plot_history(history: Any, path: Any = "history.png", title: str | None = No
             fig.savefig(f, format="png", dpi=100)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, _default_mode())  # mkstemp makes 0600; a normal file respects umask
         os.replace(tmp, target)
     except BaseException:
         pathlib.Path(tmp).unlink(missing_ok=True)
         raise
     return str(path)
+
+
+def _default_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask

@@ -171,6 +171,7 @@ def _fetch(url: str, target: pathlib.Path, expected: str | None, progress: bool)
                 f"checksum mismatch for {target.name}: expected SHA-256 {expected}, got {got}; "
                 "the download was discarded"
             )
+        os.chmod(tmp, _default_mode())  # mkstemp makes 0600; a normal file respects umask
         os.replace(tmp, target)
         _fsync_dir(target.parent)
     except BaseException:
@@ -226,3 +227,9 @@ def read_idx(path: pathlib.Path) -> np.ndarray:
             f"but it holds {len(raw) - header}. Delete it and run again to download it anew."
         )
     return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(dims).copy()
+
+
+def _default_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
