@@ -100,6 +100,10 @@ class Loss:
         self.name = name if name is not None else naming.to_snake_case(type(self).__name__)
 
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        if not isinstance(y_pred, TensorLike):
+            y_pred = _tensor(y_pred)
+        if not isinstance(y_true, TensorLike):
+            y_true = _tensor(y_true)
         losses = self.call(y_true, y_pred)
         if not isinstance(losses, TensorLike):
             losses = convert_to_tensor(losses)
