@@ -15,20 +15,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from layerflow._src import backend
-from layerflow._src.autodiff.tape import stop_recording_all
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.module import Module, flatten_state
-from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import (
@@ -42,6 +40,20 @@ from layerflow._src.keras import regularizers as regularizers_mod
 from layerflow._src.keras.engine import input_spec as input_spec_mod
 from layerflow._src.keras.engine.backend_config import floatx
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node, is_symbolic
+from layerflow._src.keras.engine.layer_utils import (
+    WeightList,
+    call_context,
+    call_info,
+    map_shapes,
+    map_shapes_out,
+    not_initialized_error,
+    output_spec,
+    regularization_loss,
+    shapes_of,
+    to_shapes,
+    who,
+    wrap_build,
+)
 from layerflow._src.ops import array_ops, math_ops
 from layerflow._src.saving import keras_weights
 from layerflow._src.utils import naming, nest
@@ -59,115 +71,6 @@ _KERAS_KWARGS = frozenset(
     }
 )
 _layers_with_eager_losses: weakref.WeakSet[Layer] = weakref.WeakSet()
-
-
-class _CallContext(threading.local):
-    def __init__(self) -> None:
-        self.training: Any = None
-        self.depth = 0
-
-
-_ctx = _CallContext()
-
-
-def _not_initialized(obj: Any) -> RuntimeError:
-    cls = type(obj).__name__
-    return RuntimeError(
-        f"{cls} is used before Layer.__init__() was called: {cls}.__init__ must call "
-        f"super().__init__() before it assigns layers or weights and before the layer is used. "
-        f"Add `super().__init__()` as the first line of {cls}.__init__."
-    )
-
-
-def _who(layer: Layer) -> str:
-    return f"{type(layer).__name__} '{layer.name}'"
-
-
-class _CallInfo:
-    """What a layer class's `call` accepts (computed once per class)."""
-
-    __slots__ = ("expects_training", "training_default", "expects_mask", "var_kwargs")
-
-    def __init__(self, call: Callable[..., Any]) -> None:
-        params = inspect.signature(call).parameters
-        self.var_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
-        training = params.get("training")
-        self.expects_training = training is not None
-        self.training_default = (
-            training.default
-            if training is not None and training.default is not training.empty
-            else None
-        )
-        self.expects_mask = "mask" in params
-
-
-def _call_info(cls: type) -> _CallInfo:
-    info = cls.__dict__.get("_lf_call_info")
-    if info is None or info[0] is not cls.call:
-        info = (cls.call, _CallInfo(cls.call))
-        type.__setattr__(cls, "_lf_call_info", info)
-    return info[1]
-
-
-def to_shapes(value: Any) -> Any:
-    """A TensorShape for a shape-like value; nested structures of them for nested inputs."""
-    if value is None or isinstance(value, TensorShape):
-        return value
-    if isinstance(value, dict):
-        return {k: to_shapes(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        if all(d is None or isinstance(d, int | np.integer) for d in value):
-            return TensorShape(value)
-        return (
-            type(value)(to_shapes(v) for v in value)
-            if type(value) in (list, tuple)
-            else [to_shapes(v) for v in value]
-        )
-    return TensorShape(value)
-
-
-def _wrap_build(fn: Callable[..., Any], owner: type) -> Callable[..., Any]:
-    """Every `build` runs in the layer's name scope, takes TensorShapes and sets `built`."""
-
-    @functools.wraps(fn)
-    def build(self: Layer, input_shape: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if "_module_initialized" not in self.__dict__:
-            raise _not_initialized(self)
-        input_shape = to_shapes(input_shape)
-        if self._build_input_shape is None and input_shape is not None:
-            object.__setattr__(self, "_build_input_shape", input_shape)
-        with naming.name_scope(self.name + "/"):
-            out = fn(self, input_shape, *args, **kwargs)
-        object.__setattr__(self, "built", True)
-        if self._initial_weights is not None:
-            weights, self._initial_weights = self._initial_weights, None
-            self.set_weights(weights)
-        return out
-
-    build._lf_owner = owner  # type: ignore[attr-defined]
-    return build
-
-
-class _WeightList(list):
-    """A list of weights that explains an out-of-range index on an unbuilt layer."""
-
-    def __init__(self, items: list[Variable], layer: Layer) -> None:
-        super().__init__(items)
-        self._layer = layer
-
-    def __getitem__(self, index: Any) -> Any:
-        try:
-            return super().__getitem__(index)
-        except IndexError:
-            layer = self._layer
-            if not layer._all_built():
-                raise IndexError(
-                    f"{_who(layer)} has {len(self)} weights so far because it is not built yet: "
-                    "weights are created on the first call, when the input shape is known. "
-                    "Call it on data first (`layer(x)`), or build it with "
-                    "`layer.build(input_shape)`, or give the first layer `input_shape=`."
-                ) from None
-            raise
 
 
 class Layer(Module):
@@ -190,7 +93,7 @@ class Layer(Module):
         super().__init_subclass__(**kwargs)
         build = cls.__dict__.get("build")
         if build is not None and getattr(build, "_lf_owner", None) is None:
-            type.__setattr__(cls, "build", _wrap_build(build, cls))
+            type.__setattr__(cls, "build", wrap_build(build, cls))
 
     def __init__(
         self,
@@ -251,10 +154,10 @@ class Layer(Module):
         if name.startswith("__"):
             raise AttributeError(name)
         if "_module_initialized" not in self.__dict__:
-            raise _not_initialized(self)
+            raise not_initialized_error(self)
         if not name.startswith("_") and not self.__dict__.get("built", True):
             raise AttributeError(
-                f"{_who(self)} has no attribute {name!r} yet: the layer is not built, so the "
+                f"{who(self)} has no attribute {name!r} yet: the layer is not built, so the "
                 "weights its build() creates do not exist. They are created on the first call, "
                 "when the input shape is known. Call it on data first (`layer(x)`), or build it "
                 "with `layer.build(input_shape)`, or pass `input_shape=` to the first layer."
@@ -283,7 +186,7 @@ class Layer(Module):
         for spec in nest.flatten(value):
             if spec is not None and not isinstance(spec, input_spec_mod.InputSpec):
                 raise TypeError(
-                    f"{_who(self)}: input_spec must be InputSpec instances (or None), got {spec!r}."
+                    f"{who(self)}: input_spec must be InputSpec instances (or None), got {spec!r}."
                 )
         self.__dict__["_input_spec"] = value
 
@@ -303,7 +206,7 @@ class Layer(Module):
     # --- tracking -------------------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
         if "_module_initialized" not in self.__dict__ and isinstance(value, Layer | Variable):
-            raise _not_initialized(self)
+            raise not_initialized_error(self)
         object.__setattr__(self, name, value)
 
     def _tracked_attributes(self) -> Iterator[tuple[str, Any]]:
@@ -379,7 +282,7 @@ class Layer(Module):
     @property
     def weights(self) -> list[Variable]:
         """All weights, own first then sublayers', in creation/tracking order (each once)."""
-        return _WeightList(self._collect("all", set(), set()), self)
+        return WeightList(self._collect("all", set(), set()), self)
 
     @property
     def variables(self) -> list[Variable]:
@@ -387,11 +290,11 @@ class Layer(Module):
 
     @property
     def trainable_weights(self) -> list[Variable]:
-        return _WeightList(self._collect("trainable", set(), set()), self)
+        return WeightList(self._collect("trainable", set(), set()), self)
 
     @property
     def non_trainable_weights(self) -> list[Variable]:
-        return _WeightList(self._collect("non_trainable", set(), set()), self)
+        return WeightList(self._collect("non_trainable", set(), set()), self)
 
     trainable_variables = trainable_weights
     non_trainable_variables = non_trainable_weights
@@ -418,20 +321,18 @@ class Layer(Module):
         'holder/w:0'
         """
         if "_module_initialized" not in self.__dict__:
-            raise _not_initialized(self)
+            raise not_initialized_error(self)
         if shape is None and isinstance(name, list | tuple | TensorShape):
             name, shape = None, name  # Keras 3's add_weight(shape, ...)
         unknown = sorted(
             set(kwargs) - {"partitioner", "caching_device", "getter", "experimental_autocast"}
         )
         if unknown:
-            raise TypeError(
-                f"{_who(self)}.add_weight() got unexpected keyword arguments {unknown}."
-            )
+            raise TypeError(f"{who(self)}.add_weight() got unexpected keyword arguments {unknown}.")
         shape = TensorShape(() if shape is None else shape)
         if not shape.is_fully_defined():
             raise ValueError(
-                f"{_who(self)}.add_weight({name!r}): every dimension of the shape must be known, "
+                f"{who(self)}.add_weight({name!r}): every dimension of the shape must be known, "
                 f"got {shape}. Weights are usually created in build(input_shape), from known "
                 "dimensions such as input_shape[-1]."
             )
@@ -442,7 +343,7 @@ class Layer(Module):
         if synchronization == VariableSynchronization.ON_READ:
             if trainable:
                 raise ValueError(
-                    f"{_who(self)}.add_weight({name!r}): synchronization=ON_READ variables cannot "
+                    f"{who(self)}.add_weight({name!r}): synchronization=ON_READ variables cannot "
                     "be trainable. Set trainable=False."
                 )
             trainable = False
@@ -477,14 +378,14 @@ class Layer(Module):
             )
         if tuple(var.shape) != tuple(shape):
             raise ValueError(
-                f"{_who(self)}.add_weight({name!r}): the initializer returned shape {var.shape}, "
+                f"{who(self)}.add_weight({name!r}): the initializer returned shape {var.shape}, "
                 f"but the weight's shape is {shape}."
             )
         self._own_weights.append(var)
         self._own_names[key] = var
         reg = regularizers_mod.get(regularizer)
         if reg is not None:
-            self._callable_losses.append(functools.partial(_regularize, reg, var))
+            self._callable_losses.append(functools.partial(regularization_loss, reg, var))
         return var
 
     def _restored_value(self, key: str, shape: TensorShape, dt: dtypes.DType) -> Any:
@@ -495,14 +396,14 @@ class Layer(Module):
         array = np.asarray(pending[key])
         if tuple(array.shape) != tuple(shape):
             raise ValueError(
-                f"{_who(self)}: the weights file holds shape {TensorShape(array.shape)} for "
+                f"{who(self)}: the weights file holds shape {TensorShape(array.shape)} for "
                 f"weight '{key}', but the layer creates it with shape {shape}. Build the model "
                 "with the same configuration as the one that saved the file."
             )
         if array.dtype != dt.np:
             if array.dtype.kind != dt.np.kind:
                 raise ValueError(
-                    f"{_who(self)}: the weights file holds dtype {array.dtype} for weight "
+                    f"{who(self)}: the weights file holds dtype {array.dtype} for weight "
                     f"'{key}', but the layer creates it as {dt.name}."
                 )
             array = array.astype(dt.np)
@@ -519,7 +420,7 @@ class Layer(Module):
         weights = list(weights)
         if len(weights) != len(params):
             raise ValueError(
-                f"{_who(self)}.set_weights() got {len(weights)} arrays, but the layer has "
+                f"{who(self)}.set_weights() got {len(weights)} arrays, but the layer has "
                 f"{len(params)} weights with shapes {[tuple(p.shape) for p in params]}. "
                 + ("" if params else "It is not built yet: call it on data or build() first.")
             )
@@ -531,7 +432,7 @@ class Layer(Module):
         ]
         if bad:
             raise ValueError(
-                f"{_who(self)}.set_weights(): {len(bad)} shape mismatch(es); nothing was "
+                f"{who(self)}.set_weights(): {len(bad)} shape mismatch(es); nothing was "
                 "assigned: " + "; ".join(bad) + "."
             )
         for p, a in zip(params, arrays):
@@ -541,7 +442,7 @@ class Layer(Module):
         """Number of scalars in all weights (each shared weight once)."""
         if not self._all_built():
             raise ValueError(
-                f"{_who(self)} is not built yet, so its parameters do not exist. Call it on data "
+                f"{who(self)} is not built yet, so its parameters do not exist. Call it on data "
                 "or build it with `layer.build(input_shape)` first."
             )
         return int(sum(int(np.prod(v.shape)) for v in self.weights))
@@ -579,15 +480,15 @@ class Layer(Module):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         d = self.__dict__
         if "_module_initialized" not in d:
-            raise _not_initialized(self)
+            raise not_initialized_error(self)
         if args:
             inputs, args = args[0], args[1:]
         elif "inputs" in kwargs:
             inputs = kwargs.pop("inputs")
         else:
-            raise TypeError(f"{_who(self)} was called without inputs: call it as layer(x).")
-        info = _call_info(type(self))
-        ctx = _ctx
+            raise TypeError(f"{who(self)} was called without inputs: call it as layer(x).")
+        info = call_info(type(self))
+        ctx = call_context
         training = kwargs.get("training")
         if training is None:
             training = ctx.training
@@ -617,7 +518,7 @@ class Layer(Module):
         finally:
             ctx.training = saved
             ctx.depth -= 1
-        d["_output_shape_record"] = _shapes_of(outputs)
+        d["_output_shape_record"] = shapes_of(outputs)
         if d["_post_build_callbacks"]:
             self._run_post_build_callbacks()
         return outputs
@@ -655,7 +556,7 @@ class Layer(Module):
     def _maybe_build(self, inputs: Any) -> None:
         if self._input_spec is not None:
             input_spec_mod.assert_input_compatibility(self._input_spec, inputs, self)
-        shapes = _shapes_of(inputs)
+        shapes = shapes_of(inputs)
         self.__dict__["_building_from_call"] = True
         try:
             self.build(shapes)
@@ -671,7 +572,7 @@ class Layer(Module):
 
     # --- symbolic (functional API) --------------------------------------------------------------
     def _symbolic_call(self, inputs: Any, args: tuple, kwargs: dict, training: Any) -> Any:
-        shapes = _shapes_of(inputs)
+        shapes = shapes_of(inputs)
         if not self.built:
             self._maybe_build(inputs)
         elif self._input_spec is not None:
@@ -682,51 +583,11 @@ class Layer(Module):
         index = len(self._inbound_nodes) - 1
         for i, kt in enumerate(nest.flatten(outputs)):
             kt._keras_history = (self, index, i)
-        self.__dict__["_output_shape_record"] = _shapes_of(outputs)
+        self.__dict__["_output_shape_record"] = shapes_of(outputs)
         return outputs
 
     def _output_spec(self, inputs: Any, shapes: Any, args: tuple, kwargs: dict) -> Any:
-        """KerasTensors for the outputs: from `compute_output_shape` if the class defines it,
-        else by running `call` eagerly on zeros (None dims as 2) and putting back a None batch."""
-        if not getattr(type(self).compute_output_shape, "_lf_runs_call", False):
-            out_shapes = self.compute_output_shape(shapes)
-            first = nest.flatten(inputs)[0]
-            dt = self.dtype if first.dtype.is_floating else first.dtype.name
-            return _map_shapes(lambda s: KerasTensor(s, dt), to_shapes(out_shapes))
-        outputs = self._placeholder_run(inputs, args, kwargs)
-        none_batch = any(s.rank and s[0] is None for s in _flat_shapes(shapes) if s is not None)
-
-        def spec(t: Any) -> KerasTensor:
-            shape = list(t.shape)
-            if none_batch and shape and shape[0] == _PLACEHOLDER_DIM:
-                shape[0] = None
-            return KerasTensor(shape, t.dtype)
-
-        return nest.map_structure(spec, outputs)
-
-    def _placeholder_run(self, inputs: Any, args: tuple, kwargs: dict) -> Any:
-        def zeros(kt: Any) -> Any:
-            if not isinstance(kt, KerasTensor):
-                return kt
-            shape = tuple(_PLACEHOLDER_DIM if d is None else d for d in kt.shape)
-            return Tensor(
-                backend.to_device(np.zeros(shape, kt.dtype.np), backend.current_device()),
-                backend.current_device(),
-            )
-
-        real = nest.map_structure(zeros, inputs)
-        kwargs = {k: nest.map_structure(zeros, v) for k, v in kwargs.items()}
-        if "training" in kwargs and kwargs["training"] is None:
-            kwargs["training"] = False
-        saved = _ctx.training
-        _ctx.training = False if saved is None else saved
-        _ctx.depth += 1
-        try:
-            with stop_recording_all():
-                return self.call(real, *args, **kwargs)
-        finally:
-            _ctx.training = saved
-            _ctx.depth -= 1
+        return output_spec(self, inputs, shapes, args, kwargs)
 
     # --- the layer contract -----------------------------------------------------------------------
     def build(self, input_shape: Any) -> None:
@@ -740,11 +601,11 @@ class Layer(Module):
     def compute_output_shape(self, input_shape: Any) -> Any:
         """The output shape for `input_shape`, found by running the layer on zeros."""
         shapes = to_shapes(input_shape)
-        kts = _map_shapes(lambda s: KerasTensor(s, self.dtype), shapes)
+        kts = map_shapes(lambda s: KerasTensor(s, self.dtype), shapes)
         if not self.built:
             self._maybe_build(kts)
         spec = self._output_spec(kts, shapes, (), {})
-        return _map_shapes_out(spec)
+        return map_shapes_out(spec)
 
     def compute_output_signature(self, input_signature: Any) -> Any:
         return self.compute_output_shape(nest.map_structure(lambda s: s.shape, input_signature))
@@ -800,49 +661,6 @@ class Layer(Module):
         return f"<{type(self).__module__}.{type(self).__name__} object named {self.name!r}>"
 
 
-Layer.build = _wrap_build(Layer.build, Layer)  # type: ignore[method-assign]
+Layer.build = wrap_build(Layer.build, Layer)  # type: ignore[method-assign]
 # Marks the compute_output_shape implementations that work by running `call` on zeros.
 Layer.compute_output_shape._lf_runs_call = True  # type: ignore[attr-defined]
-
-_PLACEHOLDER_DIM = 2
-
-
-def _regularize(regularizer: Callable[[Any], Any], var: Variable) -> Any:
-    return regularizer(var)
-
-
-def _shapes_of(value: Any) -> Any:
-    if isinstance(value, TensorLike | KerasTensor):
-        return value.shape
-    if isinstance(value, list | tuple | dict):
-        return nest.map_structure(lambda t: getattr(t, "shape", None), value)
-    return getattr(value, "shape", None)
-
-
-def _map_shapes(fn: Callable[[TensorShape], Any], shapes: Any) -> Any:
-    if isinstance(shapes, TensorShape):
-        return fn(shapes)
-    if isinstance(shapes, dict):
-        return {k: _map_shapes(fn, v) for k, v in shapes.items()}
-    if isinstance(shapes, list | tuple):
-        return type(shapes)(_map_shapes(fn, s) for s in shapes)
-    return fn(TensorShape(shapes))
-
-
-def _flat_shapes(shapes: Any) -> list[Any]:
-    """The TensorShapes in a nested structure (a TensorShape is a tuple, but a leaf here)."""
-    if shapes is None or isinstance(shapes, TensorShape):
-        return [shapes]
-    if isinstance(shapes, dict):
-        return [s for v in shapes.values() for s in _flat_shapes(v)]
-    if isinstance(shapes, list | tuple):
-        return [s for v in shapes for s in _flat_shapes(v)]
-    return [TensorShape(shapes)]
-
-
-def _map_shapes_out(spec: Any) -> Any:
-    if isinstance(spec, KerasTensor):
-        return spec.shape
-    if isinstance(spec, dict):
-        return {k: _map_shapes_out(v) for k, v in spec.items()}
-    return type(spec)(_map_shapes_out(s) for s in spec)

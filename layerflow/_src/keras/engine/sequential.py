@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.keras.engine import functional
-from layerflow._src.keras.engine.base_layer import Layer, _who, to_shapes
+from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
+from layerflow._src.keras.engine.layer_utils import to_shapes, who
 from layerflow._src.keras.engine.training import Model
 from layerflow._src.keras.serialization import deserialize_keras_object, serialize_keras_object
 
@@ -101,7 +102,7 @@ class Sequential(Model):
             input_shape = self._default_input_shape()
         if input_shape is None:
             raise ValueError(
-                f"{_who(self)}.build() needs input_shape, e.g. build((None, 20)), because none of "
+                f"{who(self)}.build() needs input_shape, e.g. build((None, 20)), because none of "
                 "its layers declares one (input_shape= on the first layer or tf.keras.Input)."
             )
         self._symbolic_build(to_shapes(input_shape))

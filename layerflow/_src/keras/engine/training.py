@@ -14,8 +14,9 @@ import importlib
 from typing import Any
 
 from layerflow._src.keras.engine import functional, summary
-from layerflow._src.keras.engine.base_layer import Layer, _map_shapes, _who, to_shapes
+from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
+from layerflow._src.keras.engine.layer_utils import map_shapes, to_shapes, who
 from layerflow._src.keras.trainer import Trainer
 
 
@@ -49,9 +50,6 @@ class Model(Trainer, Layer):
             )
         Layer.__init__(self, **kwargs)
         self.__dict__["_is_graph_network"] = False
-        init_trainer = getattr(Trainer, "_init_trainer", None)
-        if init_trainer is not None:
-            init_trainer(self)
         if inputs is not None:
             functional.init_graph(self, inputs, outputs)
 
@@ -104,7 +102,7 @@ class Model(Trainer, Layer):
     def input_shape(self) -> Any:
         if self._build_input_shape is None:
             raise AttributeError(
-                f"{_who(self)} has no input shape yet: it is not built. Call it on data or "
+                f"{who(self)} has no input shape yet: it is not built. Call it on data or "
                 "build it with model.build(input_shape)."
             )
         return _as_tuples(self._build_input_shape)
@@ -113,7 +111,7 @@ class Model(Trainer, Layer):
     def output_shape(self) -> Any:
         if self._output_shape_record is None:
             raise AttributeError(
-                f"{_who(self)} has no output shape yet: it has not been called. Call it on data "
+                f"{who(self)} has no output shape yet: it has not been called. Call it on data "
                 "or build it with model.build(input_shape)."
             )
         return _as_tuples(self._output_shape_record)
@@ -126,11 +124,11 @@ class Model(Trainer, Layer):
             return
         if input_shape is None:
             raise ValueError(
-                f"{_who(self)}.build() needs input_shape, e.g. model.build((None, 20)), because "
+                f"{who(self)}.build() needs input_shape, e.g. model.build((None, 20)), because "
                 "a subclassed model's layers get their shapes from the data."
             )
         shapes = to_shapes(input_shape)
-        kts = _map_shapes(lambda s: KerasTensor(s, self.dtype), shapes)
+        kts = map_shapes(lambda s: KerasTensor(s, self.dtype), shapes)
         self.built = True
         self._symbolic_call(kts, (), {}, None)
 
@@ -138,14 +136,14 @@ class Model(Trainer, Layer):
         if self._is_graph_network:
             return functional.run_graph(self, inputs, training)
         raise NotImplementedError(
-            f"{_who(self)} has no call(): to create a model with the functional API, pass "
+            f"{who(self)} has no call(): to create a model with the functional API, pass "
             "inputs and outputs (tf.keras.Model(inputs, outputs)); otherwise subclass "
             "tf.keras.Model and define call(self, inputs)."
         )
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         if self._is_graph_network:
-            return _map_shapes(lambda s: s, self._output_shape_record)
+            return map_shapes(lambda s: s, self._output_shape_record)
         return Layer.compute_output_shape(self, input_shape)
 
     compute_output_shape._lf_runs_call = True  # type: ignore[attr-defined]
@@ -172,7 +170,7 @@ class Model(Trainer, Layer):
     def get_config(self) -> dict[str, Any]:
         if self._is_graph_network:
             raise NotImplementedError(
-                f"{_who(self)}: get_config() of functional models is provided by "
+                f"{who(self)}: get_config() of functional models is provided by "
                 "tf.keras.models.clone_model / model.save; use those."
             )
         return Layer.get_config(self)
@@ -196,4 +194,4 @@ def _saving_module() -> Any:
 
 
 def _as_tuples(shapes: Any) -> Any:
-    return _map_shapes(tuple, shapes)
+    return map_shapes(tuple, shapes)

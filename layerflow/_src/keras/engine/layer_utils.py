@@ -1,0 +1,217 @@
+"""Helpers of the Layer base class: the call context, build wrapping, shapes, weight lists."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from layerflow._src import backend
+from layerflow._src.autodiff.tape import stop_recording_all
+from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.framework.variables import Variable
+from layerflow._src.keras.engine.keras_tensor import KerasTensor
+from layerflow._src.utils import naming, nest
+
+# Unknown dimensions of a placeholder batch (functional API, Model.build) are this size.
+PLACEHOLDER_DIM = 2
+
+
+class CallContext(threading.local):
+    def __init__(self) -> None:
+        self.training: Any = None
+        self.depth = 0
+
+
+call_context = CallContext()
+
+
+def not_initialized_error(obj: Any) -> RuntimeError:
+    cls = type(obj).__name__
+    return RuntimeError(
+        f"{cls} is used before Layer.__init__() was called: {cls}.__init__ must call "
+        f"super().__init__() before it assigns layers or weights and before the layer is used. "
+        f"Add `super().__init__()` as the first line of {cls}.__init__."
+    )
+
+
+def who(layer: Any) -> str:
+    return f"{type(layer).__name__} '{layer.name}'"
+
+
+class CallInfo:
+    """What a layer class's `call` accepts (computed once per class)."""
+
+    __slots__ = ("expects_training", "training_default", "expects_mask", "var_kwargs")
+
+    def __init__(self, call: Callable[..., Any]) -> None:
+        params = inspect.signature(call).parameters
+        self.var_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        training = params.get("training")
+        self.expects_training = training is not None
+        self.training_default = (
+            training.default
+            if training is not None and training.default is not training.empty
+            else None
+        )
+        self.expects_mask = "mask" in params
+
+
+def call_info(cls: type) -> CallInfo:
+    info = cls.__dict__.get("_lf_call_info")
+    if info is None or info[0] is not cls.call:
+        info = (cls.call, CallInfo(cls.call))
+        type.__setattr__(cls, "_lf_call_info", info)
+    return info[1]
+
+
+def to_shapes(value: Any) -> Any:
+    """A TensorShape for a shape-like value; nested structures of them for nested inputs."""
+    if value is None or isinstance(value, TensorShape):
+        return value
+    if isinstance(value, dict):
+        return {k: to_shapes(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        if all(d is None or isinstance(d, int | np.integer) for d in value):
+            return TensorShape(value)
+        return (
+            type(value)(to_shapes(v) for v in value)
+            if type(value) in (list, tuple)
+            else [to_shapes(v) for v in value]
+        )
+    return TensorShape(value)
+
+
+def wrap_build(fn: Callable[..., Any], owner: type) -> Callable[..., Any]:
+    """Every `build` runs in the layer's name scope, takes TensorShapes and sets `built`."""
+
+    @functools.wraps(fn)
+    def build(self: Any, input_shape: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if "_module_initialized" not in self.__dict__:
+            raise not_initialized_error(self)
+        input_shape = to_shapes(input_shape)
+        if self._build_input_shape is None and input_shape is not None:
+            object.__setattr__(self, "_build_input_shape", input_shape)
+        with naming.name_scope(self.name + "/"):
+            out = fn(self, input_shape, *args, **kwargs)
+        object.__setattr__(self, "built", True)
+        if self._initial_weights is not None:
+            weights, self._initial_weights = self._initial_weights, None
+            self.set_weights(weights)
+        return out
+
+    build._lf_owner = owner  # type: ignore[attr-defined]
+    return build
+
+
+class WeightList(list):
+    """A list of weights that explains an out-of-range index on an unbuilt layer."""
+
+    def __init__(self, items: list[Variable], layer: Any) -> None:
+        super().__init__(items)
+        self._layer = layer
+
+    def __getitem__(self, index: Any) -> Any:
+        try:
+            return super().__getitem__(index)
+        except IndexError:
+            layer = self._layer
+            if not layer._all_built():
+                raise IndexError(
+                    f"{who(layer)} has {len(self)} weights so far because it is not built yet: "
+                    "weights are created on the first call, when the input shape is known. "
+                    "Call it on data first (`layer(x)`), or build it with "
+                    "`layer.build(input_shape)`, or give the first layer `input_shape=`."
+                ) from None
+            raise
+
+
+def regularization_loss(regularizer: Callable[[Any], Any], var: Variable) -> Any:
+    return regularizer(var)
+
+
+def shapes_of(value: Any) -> Any:
+    if isinstance(value, TensorLike | KerasTensor):
+        return value.shape
+    if isinstance(value, list | tuple | dict):
+        return nest.map_structure(lambda t: getattr(t, "shape", None), value)
+    return getattr(value, "shape", None)
+
+
+def map_shapes(fn: Callable[[TensorShape], Any], shapes: Any) -> Any:
+    if isinstance(shapes, TensorShape):
+        return fn(shapes)
+    if isinstance(shapes, dict):
+        return {k: map_shapes(fn, v) for k, v in shapes.items()}
+    if isinstance(shapes, list | tuple):
+        return type(shapes)(map_shapes(fn, s) for s in shapes)
+    return fn(TensorShape(shapes))
+
+
+def flat_shapes(shapes: Any) -> list[Any]:
+    """The TensorShapes in a nested structure (a TensorShape is a tuple, but a leaf here)."""
+    if shapes is None or isinstance(shapes, TensorShape):
+        return [shapes]
+    if isinstance(shapes, dict):
+        return [s for v in shapes.values() for s in flat_shapes(v)]
+    if isinstance(shapes, list | tuple):
+        return [s for v in shapes for s in flat_shapes(v)]
+    return [TensorShape(shapes)]
+
+
+def map_shapes_out(spec: Any) -> Any:
+    if isinstance(spec, KerasTensor):
+        return spec.shape
+    if isinstance(spec, dict):
+        return {k: map_shapes_out(v) for k, v in spec.items()}
+    return type(spec)(map_shapes_out(s) for s in spec)
+
+
+def output_spec(layer: Any, inputs: Any, shapes: Any, args: tuple, kwargs: dict) -> Any:
+    """KerasTensors for the outputs: from `compute_output_shape` if the class defines it,
+    else by running `call` eagerly on zeros (None dims as 2) and putting back a None batch."""
+    if not getattr(type(layer).compute_output_shape, "_lf_runs_call", False):
+        out_shapes = layer.compute_output_shape(shapes)
+        first = nest.flatten(inputs)[0]
+        dt = layer.dtype if first.dtype.is_floating else first.dtype.name
+        return map_shapes(lambda s: KerasTensor(s, dt), to_shapes(out_shapes))
+    outputs = placeholder_run(layer, inputs, args, kwargs)
+    none_batch = any(s.rank and s[0] is None for s in flat_shapes(shapes) if s is not None)
+
+    def spec(t: Any) -> KerasTensor:
+        shape = list(t.shape)
+        if none_batch and shape and shape[0] == PLACEHOLDER_DIM:
+            shape[0] = None
+        return KerasTensor(shape, t.dtype)
+
+    return nest.map_structure(spec, outputs)
+
+
+def placeholder_run(layer: Any, inputs: Any, args: tuple, kwargs: dict) -> Any:
+    def zeros(kt: Any) -> Any:
+        if not isinstance(kt, KerasTensor):
+            return kt
+        shape = tuple(PLACEHOLDER_DIM if d is None else d for d in kt.shape)
+        return Tensor(
+            backend.to_device(np.zeros(shape, kt.dtype.np), backend.current_device()),
+            backend.current_device(),
+        )
+
+    real = nest.map_structure(zeros, inputs)
+    kwargs = {k: nest.map_structure(zeros, v) for k, v in kwargs.items()}
+    if "training" in kwargs and kwargs["training"] is None:
+        kwargs["training"] = False
+    saved = call_context.training
+    call_context.training = False if saved is None else saved
+    call_context.depth += 1
+    try:
+        with stop_recording_all():
+            return layer.call(real, *args, **kwargs)
+    finally:
+        call_context.training = saved
+        call_context.depth -= 1
