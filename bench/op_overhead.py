@@ -34,7 +34,8 @@ elif which == "layerflow":
     out["matmul_op"] = med(lambda: p @ q)
     with tf.GradientTape() as t:
         t.watch([x, p])
-        out["add_tape"] = med(lambda: x + y, 5000); out["matmul_tape"] = med(lambda: tf.matmul(p, q), 5000)
+        out["add_tape"] = med(lambda: x + y, 5000)
+        out["matmul_tape"] = med(lambda: tf.matmul(p, q), 5000)
 elif which == "torch":
     import torch
     x, y, p, q = (torch.from_numpy(v) for v in (a, b, m, n))
@@ -47,7 +48,8 @@ elif which == "tensorflow":
     out["add"] = med(lambda: x + y, 2000); out["matmul"] = med(lambda: tf.matmul(p, q), 2000)
     with tf.GradientTape() as t:
         t.watch([x, p])
-        out["add_tape"] = med(lambda: x + y, 2000); out["matmul_tape"] = med(lambda: tf.matmul(p, q), 2000)
+        out["add_tape"] = med(lambda: x + y, 2000)
+        out["matmul_tape"] = med(lambda: tf.matmul(p, q), 2000)
 elif which == "jax":
     import jax.numpy as jnp
     x, y, p, q = (jnp.asarray(v) for v in (a, b, m, n))

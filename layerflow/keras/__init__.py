@@ -4,7 +4,8 @@ import importlib
 
 _SUBMODULES = {
     "layers", "models", "initializers", "activations", "regularizers", "constraints", "losses",
-    "optimizers", "metrics", "callbacks", "datasets", "utils", "backend", "saving", "mixed_precision",
+    "optimizers", "metrics", "callbacks", "datasets", "utils", "backend", "saving",
+    "mixed_precision",
 }  # fmt: skip
 
 _NAMES = {

@@ -2,17 +2,20 @@
 
 import importlib
 
+_SERIALIZATION = "layerflow._src.keras.serialization"
+_NUMERIC = "layerflow._src.keras.utils_numeric"
+
 _NAMES = {
-    "register_keras_serializable": ("layerflow._src.keras.serialization", "register_keras_serializable"),
-    "get_registered_object": ("layerflow._src.keras.serialization", "get_registered_object"),
-    "get_registered_name": ("layerflow._src.keras.serialization", "get_registered_name"),
-    "serialize_keras_object": ("layerflow._src.keras.serialization", "serialize_keras_object"),
-    "deserialize_keras_object": ("layerflow._src.keras.serialization", "deserialize_keras_object"),
-    "custom_object_scope": ("layerflow._src.keras.serialization", "custom_object_scope"),
-    "CustomObjectScope": ("layerflow._src.keras.serialization", "custom_object_scope"),
-    "to_categorical": ("layerflow._src.keras.utils_numeric", "to_categorical"),
-    "normalize": ("layerflow._src.keras.utils_numeric", "normalize"),
-    "set_random_seed": ("layerflow._src.keras.utils_numeric", "set_random_seed"),
+    "register_keras_serializable": (_SERIALIZATION, "register_keras_serializable"),
+    "get_registered_object": (_SERIALIZATION, "get_registered_object"),
+    "get_registered_name": (_SERIALIZATION, "get_registered_name"),
+    "serialize_keras_object": (_SERIALIZATION, "serialize_keras_object"),
+    "deserialize_keras_object": (_SERIALIZATION, "deserialize_keras_object"),
+    "custom_object_scope": (_SERIALIZATION, "custom_object_scope"),
+    "CustomObjectScope": (_SERIALIZATION, "custom_object_scope"),
+    "to_categorical": (_NUMERIC, "to_categorical"),
+    "normalize": (_NUMERIC, "normalize"),
+    "set_random_seed": (_NUMERIC, "set_random_seed"),
     "plot_history": ("layerflow._src.keras.plotting", "plot_history"),
 }  # fmt: skip
 

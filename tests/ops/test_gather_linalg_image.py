@@ -86,8 +86,9 @@ def _bilinear_ref(img, oh, ow):
             y0, x0 = min(int(y), h - 1), min(int(x), w - 1)
             y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
             dy, dx = y - y0, x - x0
-            out[:, i, j] = ((1 - dy) * (1 - dx) * img[:, y0, x0] + (1 - dy) * dx * img[:, y0, x1]
-                            + dy * (1 - dx) * img[:, y1, x0] + dy * dx * img[:, y1, x1])  # fmt: skip
+            top = (1 - dx) * img[:, y0, x0] + dx * img[:, y0, x1]
+            bottom = (1 - dx) * img[:, y1, x0] + dx * img[:, y1, x1]
+            out[:, i, j] = (1 - dy) * top + dy * bottom
     return out
 
 

@@ -19,12 +19,14 @@ def _softmax(a, axis=-1):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+SELU_SCALE, SELU_ALPHA = 1.0507009873554805, 1.6732632423543772  # TF's documented constants
+
 ACTIVATIONS = [
     (tf.nn.relu, lambda a: np.maximum(a, 0)),
     (tf.nn.relu6, lambda a: np.clip(a, 0, 6)),
     (tf.nn.leaky_relu, lambda a: np.where(a > 0, a, 0.2 * a)),
     (tf.nn.elu, lambda a: np.where(a > 0, a, np.expm1(a))),
-    (tf.nn.selu, lambda a: 1.0507009873554805 * np.where(a > 0, a, 1.6732632423543772 * np.expm1(a))),
+    (tf.nn.selu, lambda a: SELU_SCALE * np.where(a > 0, a, SELU_ALPHA * np.expm1(a))),
     (tf.nn.gelu, lambda a: 0.5 * a * (1 + np.vectorize(math.erf)(a / math.sqrt(2)))),
     (lambda t: tf.nn.gelu(t, approximate=True),
      lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a**3)))),

@@ -53,11 +53,12 @@ class Primitive:
 
 
 def _dtype_error(prim: Primitive, a: Any, b: Any) -> errors.InvalidArgumentError:
+    first, second = dtypes.from_numpy(a).name, dtypes.from_numpy(b).name
     return errors.InvalidArgumentError(
         None,
         prim.name,
-        f"{prim.name}: all inputs must have the same dtype, got {dtypes.from_numpy(a).name} "
-        f"and {dtypes.from_numpy(b).name}. Cast one of them with tf.cast(x, tf.{dtypes.from_numpy(a).name}).",
+        f"{prim.name}: all inputs must have the same dtype, got {first} and {second}. "
+        f"Cast one of them with tf.cast(x, tf.{first}).",
     )
 
 
@@ -98,8 +99,15 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[list[Any], backend.De
     return out, device
 
 
-def op(name: str, n_inputs: int = 1, *, multi_out: bool = False, same_dtype: bool = True,
-       may_alias: bool = False, list_input: bool = False) -> Callable[[Callable[..., Any]], Any]:  # fmt: skip
+def op(
+    name: str,
+    n_inputs: int = 1,
+    *,
+    multi_out: bool = False,
+    same_dtype: bool = True,
+    may_alias: bool = False,
+    list_input: bool = False,
+) -> Callable[[Callable[..., Any]], Any]:
     """Make an op from a forward `fn(xp, *arrays, *attrs, **attrs)`; see the module docstring.
 
     `n_inputs` leading positional arguments are tensors (with `list_input`, the first argument is

@@ -252,8 +252,14 @@ class GradientTape:
                 _accumulate(grads, x, g)
         return grads
 
-    def jacobian(self, target: Any, sources: Any, unconnected_gradients: str = "none",
-                 parallel_iterations: Any = None, experimental_use_pfor: bool = True) -> Any:  # fmt: skip
+    def jacobian(
+        self,
+        target: Any,
+        sources: Any,
+        unconnected_gradients: str = "none",
+        parallel_iterations: Any = None,
+        experimental_use_pfor: bool = True,
+    ) -> Any:
         """d target[i...] / d source[j...], shaped target.shape + source.shape."""
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used once.")

@@ -277,7 +277,8 @@ class DeviceContext:
         self._saved.pop().__exit__(*exc)
 
     def __repr__(self) -> str:
-        return f"<layerflow device context {self.spec!r} -> {self._device.name if self._device else None}>"
+        target = self._device.name if self._device else None
+        return f"<layerflow device context {self.spec!r} -> {target}>"
 
 
 def to_device(array: Any, device: Device) -> Any:

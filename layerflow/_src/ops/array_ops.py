@@ -114,7 +114,7 @@ def linspace(start: Any, stop: Any, num: int, name: str | None = None, axis: int
     return Tensor(device.xp.linspace(s, float(stop), int(num)).astype(dt), device)
 
 
-# --- identity and gradient control ------------------------------------------------------------------
+# --- identity and gradient control ----------------------------------------------------------------
 
 
 @op("identity", may_alias=True)
@@ -137,7 +137,7 @@ def stop_gradient(xp: Any, x: Any) -> Any:
 # No gradient rule is registered, so tapes never record stop_gradient: its output is a constant.
 
 
-# --- slicing ---------------------------------------------------------------------------------------
+# --- slicing --------------------------------------------------------------------------------------
 
 
 def _normalize_key(key: Any) -> Any:
@@ -209,7 +209,7 @@ def _variable_getitem(v: Variable, key: Any) -> Tensor:
     return out
 
 
-# --- shape manipulation ------------------------------------------------------------------------------
+# --- shape manipulation ---------------------------------------------------------------------------
 
 
 @op("transpose", 1, may_alias=True)
@@ -369,7 +369,7 @@ def _shape_or_list(v: Any) -> list[int]:
     return [int(i) for i in v]
 
 
-# --- shape queries -----------------------------------------------------------------------------------
+# --- shape queries --------------------------------------------------------------------------------
 
 
 def shape(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor:  # noqa: A002

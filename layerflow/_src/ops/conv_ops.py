@@ -19,7 +19,7 @@ from layerflow._src.framework import errors
 from layerflow._src.ops.array_ops import transpose
 from layerflow._src.ops.math_ops import _as_tensor, reshape
 
-# --- geometry ---------------------------------------------------------------------------------------
+# --- geometry -------------------------------------------------------------------------------------
 
 
 def _ints(value: Any, n: int, what: str, opname: str) -> tuple[int, ...]:
@@ -41,8 +41,14 @@ def _ints(value: Any, n: int, what: str, opname: str) -> tuple[int, ...]:
     return tuple(vals)
 
 
-def _geometry(in_hw: tuple[int, ...], k_hw: tuple[int, ...], strides: tuple[int, ...],
-              dilations: tuple[int, ...], padding: Any, opname: str) -> tuple[tuple, tuple]:  # fmt: skip
+def _geometry(
+    in_hw: tuple[int, ...],
+    k_hw: tuple[int, ...],
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    padding: Any,
+    opname: str,
+) -> tuple[tuple, tuple]:
     """(output sizes, ((before, after) per spatial axis)) as TF computes them."""
     outs, pads = [], []
     explicit = None
@@ -125,7 +131,7 @@ def _col2im(xp: Any, dcols: Any, x_shape: tuple[int, ...], geo: Any) -> Any:
     return _crop(xp, dxpad, pads, x_shape)
 
 
-# --- the three convolution ops (each is the others' gradient) ------------------------------------------
+# --- the three convolution ops (each is the others' gradient) -------------------------------------
 
 
 def _contract(xp: Any, cols: Any, w: Any, depthwise: bool) -> Any:
@@ -207,7 +213,7 @@ def _(g: Any, out: Any, x: Any, dy: Any, w_shape: tuple, attrs: tuple, depthwise
     return _conv_input_grad(dy, g, x_shape, attrs, depthwise), _conv(x, g, attrs, depthwise)
 
 
-# --- public convolutions ---------------------------------------------------------------------------------
+# --- public convolutions --------------------------------------------------------------------------
 
 
 def _is_channels_first(x: Any, data_format: str | None, opname: str) -> bool:
@@ -324,7 +330,7 @@ def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, 
     return _conv_input_grad(x, w, out_shape, attrs, False)
 
 
-# --- pooling ----------------------------------------------------------------------------------------------
+# --- pooling --------------------------------------------------------------------------------------
 
 
 def _pool_geo(x_shape: tuple, ksize: tuple, strides: tuple, padding: Any, name: str) -> Any:

@@ -53,7 +53,7 @@ def _no_grad(prim_op: Any) -> None:
         return zeros_like(x)
 
 
-# --- exponentials and logarithms -------------------------------------------------------------------
+# --- exponentials and logarithms ------------------------------------------------------------------
 
 log1p = _unary("log1p", lambda xp, x: xp.log1p(x), "log(1 + x), accurate for small x.")
 
@@ -95,7 +95,7 @@ def log_sigmoid(x: Any, name: str | None = None) -> Any:
     return negative(softplus(negative(x)))
 
 
-# --- trigonometry ----------------------------------------------------------------------------------
+# --- trigonometry ---------------------------------------------------------------------------------
 
 sin = _unary("sin", lambda xp, x: xp.sin(x), "Elementwise sine.")
 cos = _unary("cos", lambda xp, x: xp.cos(x), "Elementwise cosine.")
@@ -149,7 +149,7 @@ def _(dy: Any, out: Any, x: Any) -> Any:
     return multiply(dy, sinh(x))
 
 
-# --- rounding and tests (no gradient, or zero) -------------------------------------------------------
+# --- rounding and tests (no gradient, or zero) ----------------------------------------------------
 
 floor = _unary("floor", lambda xp, x: xp.floor(x), "Largest integer not greater than x.")
 ceil = _unary("ceil", lambda xp, x: xp.ceil(x), "Smallest integer not less than x.")
@@ -163,13 +163,16 @@ is_inf = _unary("is_inf", lambda xp, x: xp.isinf(x), "Elementwise infinity test 
 is_finite = _unary("is_finite", lambda xp, x: xp.isfinite(x), "Elementwise finiteness (bool).")
 
 
-# --- erf (no SciPy: a series near 0 and a continued fraction in the tails) ----------------------------
+# --- erf (no SciPy: a series near 0 and a continued fraction in the tails) ------------------------
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _erf_array(xp: Any, x: Any) -> Any:
-    """erf in float64 to about 1e-14, then cast back (NumPy has no erf, SciPy is not a dependency)."""
+    """erf in float64 to about 1e-14, then cast back.
+
+    NumPy has no erf, and SciPy is not a dependency.
+    """
     z = x.astype(np.float64)
     a = xp.abs(z)
     out = xp.empty_like(z)
@@ -205,7 +208,7 @@ def _(dy: Any, out: Any, x: Any) -> Any:
     return multiply(dy, multiply(exp(negative(square(x))), _TWO_OVER_SQRT_PI))
 
 
-# --- clipping ----------------------------------------------------------------------------------------
+# --- clipping -------------------------------------------------------------------------------------
 
 
 @op("clip_by_value", 3)

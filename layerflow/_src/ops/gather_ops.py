@@ -80,7 +80,7 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = 
     return _gather(p, indices, ax)
 
 
-# --- gather_nd / scatter_nd ---------------------------------------------------------------------------
+# --- gather_nd / scatter_nd -----------------------------------------------------------------------
 
 
 def _nd_key(xp: Any, params_shape: tuple[int, ...], indices: Any, opname: str) -> tuple:
@@ -139,7 +139,7 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
     return _scatter_nd(indices, _as_tensor(updates), _shape_tuple(shape))
 
 
-# --- boolean_mask ----------------------------------------------------------------------------------
+# --- boolean_mask ---------------------------------------------------------------------------------
 
 
 def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str | None = None) -> Any:
@@ -169,7 +169,7 @@ def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str | None = No
     return _gather(flat, idx, ax)
 
 
-# --- one_hot -------------------------------------------------------------------------------------------
+# --- one_hot --------------------------------------------------------------------------------------
 
 
 def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None,
@@ -207,7 +207,7 @@ def _host_value(v: Any) -> Any:
     return backend.to_host(v._data) if isinstance(v, TensorLike) else v
 
 
-# --- tile, pad, reverse ----------------------------------------------------------------------------------
+# --- tile, pad, reverse ---------------------------------------------------------------------------
 
 
 @op("tile")

@@ -21,7 +21,7 @@ from layerflow._src.ops.math_ops import (
     reshape,
 )
 
-# --- tensordot (composed from transpose, reshape and one matmul) ------------------------------------
+# --- tensordot (composed from transpose, reshape and one matmul) ----------------------------------
 
 
 def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Any:
@@ -60,7 +60,7 @@ def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Any:
     return reshape(matmul(a2, b2), [sa[i] for i in free_a] + [sb[i] for i in free_b])
 
 
-# --- einsum -----------------------------------------------------------------------------------------
+# --- einsum ---------------------------------------------------------------------------------------
 
 
 def _parse_einsum(equation: str, ranks: list[int]) -> tuple[list[str], str]:
@@ -131,11 +131,18 @@ def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Any:
     return _einsum(ts, tuple(subs), out)
 
 
-# --- matrix functions --------------------------------------------------------------------------------
+# --- matrix functions -----------------------------------------------------------------------------
 
 
-def matvec(a: Any, b: Any, transpose_a: bool = False, adjoint_a: bool = False,
-           a_is_sparse: bool = False, b_is_sparse: bool = False, name: str | None = None) -> Any:  # fmt: skip
+def matvec(
+    a: Any,
+    b: Any,
+    transpose_a: bool = False,
+    adjoint_a: bool = False,
+    a_is_sparse: bool = False,
+    b_is_sparse: bool = False,
+    name: str | None = None,
+) -> Any:
     """Matrix-vector product over the last axes: a [..., M, N] times b [..., N].
 
     >>> import layerflow as tf

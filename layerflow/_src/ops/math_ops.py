@@ -106,8 +106,16 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
     return _unbroadcast(gx, x), _unbroadcast(gy, y)
 
 
-_TRUEDIV_TARGET = {"int8": "float32", "int16": "float32", "uint8": "float32", "uint16": "float32",
-                   "int32": "float64", "int64": "float64", "uint32": "float64", "uint64": "float64"}  # fmt: skip
+_TRUEDIV_TARGET = {
+    "int8": "float32",
+    "int16": "float32",
+    "uint8": "float32",
+    "uint16": "float32",
+    "int32": "float64",
+    "int64": "float64",
+    "uint32": "float64",
+    "uint64": "float64",
+}
 
 
 def truediv(x: Any, y: Any, name: str | None = None) -> Any:
@@ -583,9 +591,18 @@ def _(dy: Any, out: Any, a: Any, b: Any, transpose_a: bool = False,
     return _unbroadcast(ga, a), _unbroadcast(gb, b)
 
 
-def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
-           adjoint_a: bool = False, adjoint_b: bool = False, a_is_sparse: bool = False,
-           b_is_sparse: bool = False, output_type: Any = None, name: str | None = None) -> Any:  # fmt: skip
+def matmul(
+    a: Any,
+    b: Any,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    adjoint_a: bool = False,
+    adjoint_b: bool = False,
+    a_is_sparse: bool = False,
+    b_is_sparse: bool = False,
+    output_type: Any = None,
+    name: str | None = None,
+) -> Any:
     """Matrix product of the last two axes, batched over the leading ones.
 
     >>> import layerflow as tf
@@ -595,7 +612,7 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
     return _matmul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
 
 
-# --- shape ops the gradients above need ------------------------------------------------------------
+# --- shape ops the gradients above need -----------------------------------------------------------
 
 
 @op("reshape", 1, may_alias=True)

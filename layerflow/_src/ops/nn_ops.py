@@ -98,7 +98,7 @@ def log_softmax(logits: Any, axis: Any = None, name: str | None = None) -> Any:
     return _log_softmax(x, ax)
 
 
-# --- softmax cross-entropies (TF's ops return the loss and the backprop together) ----------------------
+# --- softmax cross-entropies (TF's ops return the loss and the backprop together) -----------------
 
 
 @op("sparse_softmax_cross_entropy_with_logits", 2, multi_out=True, same_dtype=False)
@@ -244,7 +244,7 @@ def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
     return _sigmoid_xent(x, y)
 
 
-# --- activations -----------------------------------------------------------------------------------------
+# --- activations ----------------------------------------------------------------------------------
 
 
 @op("relu6")
@@ -344,7 +344,7 @@ def silu(features: Any, beta: float = 1.0, name: str | None = None) -> Any:
 swish = silu
 
 
-# --- bias_add, l2_loss, moments, dropout ---------------------------------------------------------------------
+# --- bias_add, l2_loss, moments, dropout ----------------------------------------------------------
 
 
 def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> Any:

@@ -161,7 +161,7 @@ def count_nonzero(input: Any, axis: Any = None, keepdims: bool = False, dtype: A
     return cast(_reduce_sum(nz, _norm_axis(axis, x._data.ndim, "count_nonzero"), keepdims), dtype)
 
 
-# --- argmax / argmin ---------------------------------------------------------------------------------
+# --- argmax / argmin ------------------------------------------------------------------------------
 
 
 @op("argmax")
@@ -210,7 +210,7 @@ def argmin(input: Any, axis: Any = None, output_type: Any = "int64",  # noqa: A0
     return _arg_reduce(_argmin, "argmin", input, axis, output_type)
 
 
-# --- scans -----------------------------------------------------------------------------------------
+# --- scans ----------------------------------------------------------------------------------------
 
 
 @op("cumsum")
@@ -241,7 +241,7 @@ def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False
     return _cumsum(x, ax, bool(exclusive), bool(reverse))
 
 
-# --- norms and clipping by norm -----------------------------------------------------------------------
+# --- norms and clipping by norm -------------------------------------------------------------------
 
 
 def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: bool | None = None,  # noqa: A002
@@ -326,7 +326,7 @@ def clip_by_global_norm(t_list: Any, clip_norm: Any, use_norm: Any = None,
     return out, gn
 
 
-# --- add_n ---------------------------------------------------------------------------------------------
+# --- add_n ----------------------------------------------------------------------------------------
 
 
 @op("add_n", list_input=True)
@@ -359,7 +359,7 @@ def add_n(inputs: Any, name: str | None = None) -> Any:
     return _add_n(inputs)
 
 
-# --- sorting -----------------------------------------------------------------------------------------------
+# --- sorting --------------------------------------------------------------------------------------
 
 
 @op("take_along_axis", 2, same_dtype=False)
