@@ -179,8 +179,9 @@ def _as_metric(identifier: Any, prefix: str = "") -> metrics_mod.Metric:
         return _AutoAccuracy(prefix + identifier)
     m = metrics_mod.get(identifier)
     if isinstance(m, metrics_mod.Metric):
-        if prefix:
-            m.name = prefix + m.name
+        # Keras names a metric given as a string by that string ("mae", not its class name).
+        name = identifier if isinstance(identifier, str) else m.name
+        m.name = prefix + name
         return m
     return metrics_mod.MeanMetricWrapper(m, name=prefix + getattr(m, "__name__", "metric"))
 

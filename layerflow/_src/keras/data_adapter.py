@@ -55,6 +55,8 @@ def _is_array_like(x: Any) -> bool:
         return True
     if isinstance(x, np.ndarray | TensorLike | int | float):
         return True
+    if isinstance(x, list) and x and all(isinstance(v, tuple) for v in x):
+        return False  # a list of (x, y) batches, not a multi-input list of arrays
     if isinstance(x, list | tuple | dict):
         flat = nest.flatten(x)
         if all(isinstance(v, np.ndarray | TensorLike) for v in flat) and flat:
@@ -136,14 +138,14 @@ class ArrayData:
             return Tensor(backend.to_device(part, self._device), self._device)
         return Tensor(part, backend.array_device(part))
 
-    def _batch(self, idx: Any) -> tuple[Any, Any, Any]:
+    def _batch(self, idx: Any) -> Any:
         def take(v: Any) -> Any:
             return None if v is None else nest.map_structure(lambda a: self._take(a, idx), v)
 
-        return take(self.x), take(self.y), take(self.sw)
+        return pack_x_y_sample_weight(take(self.x), take(self.y), take(self.sw))
 
-    def epoch(self) -> Iterator[tuple[Any, Any, Any]]:
-        """One epoch of `(x, y, sample_weight)` batches."""
+    def epoch(self) -> Iterator[Any]:
+        """One epoch of batches packed as Keras does: `(x,)`, `(x, y)` or `(x, y, sw)`."""
         n, bs = self.n, self.batch_size
         order = None
         if self.shuffle == "batch":
@@ -206,7 +208,7 @@ class IterableData:
     def __len__(self) -> int:
         return self.steps or 0
 
-    def epoch(self) -> Iterator[tuple[Any, Any, Any]]:
+    def epoch(self) -> Iterator[Any]:
         # Without steps, every epoch is one full pass. With steps_per_epoch, one iterator is
         # consumed across epochs (as Keras does), started afresh when it runs out.
         if self.steps is None or _known_length(self.data) == self.steps:
@@ -235,7 +237,7 @@ class IterableData:
                     None if sw is None else _to_tensors(sw)._data,
                     self.class_weight,
                 )
-            yield _to_tensors(x), _to_tensors(y), _to_tensors(sw)
+            yield pack_x_y_sample_weight(_to_tensors(x), _to_tensors(y), _to_tensors(sw))
             count += 1
 
 
