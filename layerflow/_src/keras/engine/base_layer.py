@@ -38,6 +38,7 @@ from layerflow._src.keras import constraints as constraints_mod
 from layerflow._src.keras import initializers as initializers_mod
 from layerflow._src.keras import regularizers as regularizers_mod
 from layerflow._src.keras.engine import input_spec as input_spec_mod
+from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.engine.backend_config import floatx
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node, is_symbolic
 from layerflow._src.keras.engine.layer_utils import (
@@ -499,9 +500,12 @@ class Layer(Module):
                 kwargs["training"] = training
         else:
             kwargs.pop("training", None)
-        if is_symbolic(inputs):
+        if isinstance(inputs, TensorLike):
+            inputs = self._convert_one(inputs)
+        elif is_symbolic(inputs):
             return self._symbolic_call(inputs, args, kwargs, training)
-        inputs = self._convert_inputs(inputs)
+        else:
+            inputs = self._convert_inputs(inputs)
         if ctx.depth == 0:
             self._clear_losses()
         saved = ctx.training
@@ -511,7 +515,12 @@ class Layer(Module):
             if not d["built"]:
                 self._maybe_build(inputs)
             elif d["_input_spec"] is not None:
-                input_spec_mod.assert_input_compatibility(d["_input_spec"], inputs, self)
+                spec = d["_input_spec"]
+                # Fast path for the common case; the full check explains any failure.
+                if not (type(spec) is InputSpec and isinstance(inputs, TensorLike)) or not (
+                    spec.fits(inputs._data.shape)
+                ):
+                    input_spec_mod.assert_input_compatibility(spec, inputs, self)
             outputs = self.call(inputs, *args, **kwargs)
             if d["_activity_regularizer"] is not None:
                 self._add_activity_loss(outputs)
@@ -547,9 +556,12 @@ class Layer(Module):
                 x = convert_to_tensor(x)
             else:
                 return x
-        if self._autocast and x._data.dtype.kind == "f":
-            want = self.dtype
-            if x.dtype.name != want and dtypes.as_dtype(want).is_floating:
+        have = x._data.dtype
+        if have.kind == "f" and self._autocast:
+            want = self.__dict__.get("_np_dtype")
+            if want is None:
+                want = self.__dict__["_np_dtype"] = dtypes.as_dtype(self.dtype).np
+            if have != want and want.kind == "f":
                 return math_ops.cast(x, want)
         return x
 

@@ -50,6 +50,22 @@ class InputSpec:
         ]
         return f"InputSpec({', '.join(parts)})"
 
+    def fits(self, shape: tuple[int, ...]) -> bool:
+        """A quick yes for a concrete shape; False means "run the full, explaining check"."""
+        if self.shape is not None or self.dtype is not None or self.allow_last_axis_squeeze:
+            return False
+        rank = len(shape)
+        if self.ndim is not None and rank != self.ndim:
+            return False
+        if self.min_ndim is not None and rank < self.min_ndim:
+            return False
+        if self.max_ndim is not None and rank > self.max_ndim:
+            return False
+        for axis, value in self.axes.items():
+            if value is not None and -rank <= axis < rank and shape[axis] != value:
+                return False
+        return True
+
     def get_config(self) -> dict[str, Any]:
         return {
             "dtype": self.dtype,

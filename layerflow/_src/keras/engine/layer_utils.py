@@ -136,7 +136,9 @@ def regularization_loss(regularizer: Callable[[Any], Any], var: Variable) -> Any
 
 
 def shapes_of(value: Any) -> Any:
-    if isinstance(value, TensorLike | KerasTensor):
+    if isinstance(value, TensorLike):
+        return tuple.__new__(TensorShape, value._data.shape)  # a NumPy shape is already valid
+    if isinstance(value, KerasTensor):
         return value.shape
     if isinstance(value, list | tuple | dict):
         return nest.map_structure(lambda t: getattr(t, "shape", None), value)
