@@ -212,3 +212,30 @@ def test_reduce_and_apply():
     assert _values(ds.apply(lambda d: d.take(2))) == [1, 2]
     with pytest.raises(TypeError, match="must return a Dataset"):
         ds.apply(lambda d: 3)
+
+
+def test_padded_batch_pads_to_the_longest_in_each_batch():
+    ds = tf.data.Dataset.range(1, 5).map(lambda n: tf.ones([n], tf.int64) * n).padded_batch(3)
+    assert _values(ds) == [[[1, 0, 0], [2, 2, 0], [3, 3, 3]], [[4, 4, 4, 4]]]
+    assert ds.element_spec.shape == (None, None)
+
+
+def test_padded_batch_with_shapes_values_and_structures():
+    def pair(n):
+        return tf.ones([n, 2], tf.float32), n
+
+    ds = (
+        tf.data.Dataset.range(1, 3)
+        .map(pair)
+        .padded_batch(
+            2, padded_shapes=([4, None], []), padding_values=(-1.0, tf.constant(0, tf.int64))
+        )
+    )
+    (x, n), *rest = list(ds.as_numpy_iterator())
+    assert not rest and x.shape == (2, 4, 2) and n.tolist() == [1, 2]
+    np.testing.assert_array_equal(x[0], [[1, 1], [-1, -1], [-1, -1], [-1, -1]])
+    np.testing.assert_array_equal(x[1], [[1, 1], [1, 1], [-1, -1], [-1, -1]])
+    assert ds.element_spec[0].shape == (None, 4, None)
+    too_small = tf.data.Dataset.range(1, 4).map(lambda n: tf.ones([n])).padded_batch(3, [2])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="larger than the padded size 2"):
+        list(too_small)

@@ -222,12 +222,26 @@ class Dataset:
         >>> [b.tolist() for b in tf.data.Dataset.range(5).batch(2).as_numpy_iterator()]
         [[0, 1], [2, 3], [4]]
         """
-        return transforms.BatchDataset(self, count_arg(batch_size, "batch_size", 1),
+        return batching.BatchDataset(self, count_arg(batch_size, "batch_size", 1),
                                        bool(drop_remainder))  # fmt: skip
+
+    def padded_batch(self, batch_size: Any, padded_shapes: Any = None, padding_values: Any = None,
+                     drop_remainder: bool = False, name: str | None = None) -> Dataset:  # fmt: skip
+        """Batch elements of different shapes, padding each to the longest in its batch (or to
+        `padded_shapes`, where None/-1 means the longest) with `padding_values` (default 0).
+
+        >>> import layerflow as tf
+        >>> ds = tf.data.Dataset.range(1, 4).map(lambda n: tf.fill([n], n)).padded_batch(2)
+        >>> [b.tolist() for b in ds.as_numpy_iterator()]
+        [[[1, 0], [2, 2]], [[3, 3, 3]]]
+        """
+        size = count_arg(batch_size, "batch_size", 1)
+        return batching.PaddedBatchDataset(self, size, bool(drop_remainder), padded_shapes,
+                                             padding_values)  # fmt: skip
 
     def unbatch(self, name: str | None = None) -> Dataset:
         """Split each element along its first axis into separate elements (undoes `batch`)."""
-        return transforms.UnbatchDataset(self)
+        return batching.UnbatchDataset(self)
 
     def shuffle(self, buffer_size: Any, seed: Any = None, reshuffle_each_iteration: Any = None,
                 name: str | None = None) -> Dataset:  # fmt: skip
@@ -346,4 +360,4 @@ class Dataset:
 
 # Node classes live in their own modules and subclass Dataset; they are imported here as
 # modules (not names) so either import order works.
-from layerflow._src.data import sources, transforms  # noqa: E402
+from layerflow._src.data import batching, sources, transforms  # noqa: E402

@@ -19,7 +19,6 @@ from layerflow._src.data import plan as plans
 from layerflow._src.data import structure
 from layerflow._src.data.dataset import Dataset
 from layerflow._src.data.plan import INFINITE, UNKNOWN, Plan
-from layerflow._src.framework import errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.ops import random_ops
 from layerflow._src.utils import nest
@@ -45,91 +44,6 @@ class _Unary(Dataset):
 
     def _generic(self) -> Iterator[Any]:
         raise NotImplementedError
-
-
-# --- batch / unbatch -----------------------------------------------------------------------------
-
-
-def stack_elements(elements: list[Any]) -> Any:
-    """Stack a list of same-structure elements into one batched element."""
-    rows = [structure.flatten(e) for e in elements]
-    first = rows[0]
-    out = []
-    for c, head in enumerate(first):
-        arrays = []
-        for k, row in enumerate(rows):
-            a = row[c]._data
-            if a.shape != head._data.shape or a.dtype != head._data.dtype:
-                raise errors.InvalidArgumentError(
-                    None, "batch",
-                    f"Cannot batch tensors with different shapes or dtypes in component {c}. "
-                    f"First element had {head.dtype.name} shape {list(head._data.shape)} and "
-                    f"element {k} had {row[c].dtype.name} shape {list(a.shape)}. Make the "
-                    "elements the same shape (e.g. resize or pad them in a map) before batching.",
-                )  # fmt: skip
-            arrays.append(a)
-        device = head._device
-        out.append(Tensor(device.xp.stack(arrays), device))
-    return structure.pack(elements[0], out)
-
-
-class BatchDataset(_Unary):
-    def __init__(self, input_dataset: Dataset, batch_size: int, drop_remainder: bool) -> None:
-        super().__init__(input_dataset)
-        self._batch_size = batch_size
-        self._drop = drop_remainder
-
-    def _elements(self) -> Iterator[Any]:
-        plan = self._input._plan()
-        if plan is not None:
-            return plan.batches(self._batch_size, self._drop)
-        return self._generic()
-
-    def _generic(self) -> Iterator[Any]:
-        it = self._input._elements()
-        while True:
-            group = list(itertools.islice(it, self._batch_size))
-            if not group or (self._drop and len(group) < self._batch_size):
-                return
-            yield stack_elements(group)
-
-    def _cardinality(self) -> int:
-        n = self._input._cardinality()
-        if n < 0:
-            return n
-        return n // self._batch_size if self._drop else -(-n // self._batch_size)
-
-    def _element_spec(self) -> Any:
-        lead = self._batch_size if self._drop else None
-        if self._input._cardinality() == INFINITE:
-            lead = self._batch_size
-        return nest.map_structure(
-            lambda s: structure.TensorSpec([lead, *s.shape], s.dtype), self._input.element_spec
-        )
-
-
-class UnbatchDataset(_Unary):
-    def _generic(self) -> Iterator[Any]:
-        for element in self._input._elements():
-            leaves = structure.flatten(element)
-            sizes = {t._data.shape[0] if t._data.ndim else None for t in leaves}
-            if None in sizes or len(sizes) != 1:
-                raise errors.InvalidArgumentError(
-                    None, "unbatch",
-                    "unbatch needs every component to have the same first dimension, got "
-                    f"{structure.describe(element)}.",
-                )  # fmt: skip
-            for i in range(sizes.pop()):
-                yield structure.pack(element, [Tensor(t._data[i, ...], t._device) for t in leaves])
-
-    def _cardinality(self) -> int:
-        n = self._input._cardinality()
-        return n if n in (0, INFINITE) else UNKNOWN
-
-    def _element_spec(self) -> Any:
-        return nest.map_structure(
-            lambda s: structure.TensorSpec(s.shape[1:], s.dtype), self._input.element_spec
-        )
 
 
 # --- shuffle -------------------------------------------------------------------------------------
