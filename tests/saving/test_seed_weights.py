@@ -1,4 +1,4 @@
-"""The seed's "read and write" part, as written: save_weights('mlp.params') into an unbuilt clone."""
+"""The seed's "read and write" part as written: save_weights('mlp.params'), an unbuilt clone."""
 
 import numpy as np
 import pytest
