@@ -50,7 +50,9 @@ def _rebuild(structure: Any, children: list[Any]) -> Any:
         )
     if isinstance(structure, tuple) and hasattr(structure, "_fields"):
         return type(structure)(*children)
-    return type(structure)(children)
+    # Subclasses (Keras' tracked weight lists, say) may need constructor arguments of their own;
+    # rebuilt structures are plain lists and tuples, as TF's nest gives for its wrappers.
+    return list(children) if isinstance(structure, list) else tuple(children)
 
 
 def pack_sequence_as(structure: Any, flat_sequence: Any, expand_composites: bool = False) -> Any:
