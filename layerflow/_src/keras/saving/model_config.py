@@ -1,0 +1,293 @@
+"""Model architecture <-> Keras 3 `config.json`: Sequential, functional and registered models.
+
+Writing follows Keras 3's layout (`module`, `class_name`, `config`, `registered_name`,
+`build_config`, and `inbound_nodes` of `__keras_tensor__` references for functional models), so
+`.keras` files look like Keras's. Reading accepts both our files and Keras 3's: Keras-3-only
+keys holding their default value (`quantization_config: null`, `optional: false`, dtype
+policies, ...) are translated or dropped; anything else that layerflow does not support stays
+in the config, so the layer's constructor names it in its error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from layerflow._src.keras import serialization
+from layerflow._src.keras.engine.input_layer import InputLayer
+from layerflow._src.keras.engine.keras_tensor import KerasTensor
+from layerflow._src.keras.engine.sequential import Sequential
+from layerflow._src.keras.engine.training import Model
+from layerflow._src.keras.layers import layer_serialization
+from layerflow._src.utils import nest
+
+# Keras 3 config keys layerflow's classes do not take, dropped when they hold these defaults.
+_KERAS3_DEFAULTS: dict[str, Any] = {
+    "quantization_config": None,
+    "lora_rank": None,
+    "lora_alpha": None,
+    "input_axes": None,
+    "output_axes": None,
+    "optional": False,
+    "synchronized": False,
+    "loss_scale_factor": None,
+    "gradient_accumulation_steps": None,
+}
+_DTYPE_POLICIES = ("DTypePolicy", "FloatDTypePolicy", "Policy", "DTypePolicyMap")
+_WRAPPER_KEYS = ("module", "registered_name", "shared_object_id")
+_MODULES = {"Sequential": "keras", "Functional": "keras.src.models.functional", "Model": "keras"}
+
+
+# --- reading: Keras 3 -> the Keras 2 shape our deserializers take --------------------------------
+def normalize(value: Any) -> Any:
+    """A Keras 3 config tree as `{"class_name", "config"}` dicts our deserializers accept.
+
+    >>> normalize({"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}})
+    'float32'
+    """
+    if isinstance(value, list):
+        return [normalize(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "class_name" in value and "config" in value:
+        name = value["class_name"]
+        if name in _DTYPE_POLICIES and isinstance(value["config"], dict):
+            return value["config"].get("name")
+        if name == "__keras_tensor__":
+            return value
+        out = {k: normalize(v) for k, v in value.items() if k not in _WRAPPER_KEYS}
+        out["class_name"] = value.get("registered_name") or name
+        return out
+    return {
+        k: normalize(v)
+        for k, v in value.items()
+        if not (k in _KERAS3_DEFAULTS and v == _KERAS3_DEFAULTS[k])
+    }
+
+
+# --- writing --------------------------------------------------------------------------------------
+def _wrap(obj: Any, config: dict[str, Any], class_name: str) -> dict[str, Any]:
+    registered = serialization.get_registered_name(type(obj))
+    custom = registered != type(obj).__name__
+    module = _MODULES.get(class_name, "keras.layers") if not custom else type(obj).__module__
+    return {
+        "module": module,
+        "class_name": type(obj).__name__ if custom else class_name,
+        "config": config,
+        "registered_name": registered if custom else None,
+    }
+
+
+def _layer_entry(layer: Any) -> dict[str, Any]:
+    if isinstance(layer, Model):
+        return serialize_model(layer)
+    plain = serialization.serialize_keras_object(layer)
+    return _wrap(layer, plain["config"], type(layer).__name__)
+
+
+def serialize_model(model: Any) -> dict[str, Any]:
+    """The `config.json` document for `model` (without compile_config).
+
+    >>> import layerflow as tf
+    >>> net = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+    >>> serialize_model(net)["class_name"]
+    'Sequential'
+    """
+    if isinstance(model, Sequential):
+        layers = []
+        if model._input_layer is not None:
+            layers.append(_layer_entry(model._input_layer))
+        layers.extend(_layer_entry(layer) for layer in model._stack)
+        config = {"name": model.name, "trainable": model.trainable, "layers": layers}
+        out = _wrap(model, config, "Sequential")
+    elif model._is_graph_network:
+        out = _wrap(model, _functional_config(model), "Functional")
+    else:
+        try:
+            plain = serialization.serialize_keras_object(model)
+        except NotImplementedError as err:
+            raise NotImplementedError(
+                f"Cannot save the subclassed model '{model.name}' whole: {err} Or save only its "
+                "weights with model.save_weights(...)."
+            ) from None
+        out = _wrap(model, plain["config"], type(model).__name__)
+    shape = model.__dict__.get("_build_input_shape")
+    if shape is not None and not isinstance(model, Sequential | InputLayer):
+        out["build_config"] = {"input_shape": _shape_list(shape)}
+    elif isinstance(model, Sequential) and shape is not None and model._input_layer is None:
+        out["build_config"] = {"input_shape": _shape_list(shape)}
+    return out
+
+
+def _shape_list(shape: Any) -> Any:
+    if isinstance(shape, dict):
+        return {k: _shape_list(v) for k, v in shape.items()}
+    if (
+        isinstance(shape, list | tuple)
+        and shape
+        and not all(d is None or isinstance(d, int) for d in shape)
+    ):
+        return [_shape_list(s) for s in shape]
+    return [None if d is None else int(d) for d in shape]
+
+
+def _functional_config(model: Any) -> dict[str, Any]:
+    nodes_of: dict[int, list[Any]] = {}
+    for node in model._graph_nodes:
+        nodes_of.setdefault(id(node.layer), []).append(node)
+
+    def ref(kt: KerasTensor) -> list[Any]:
+        layer, _, tensor_index = kt._keras_history
+        if isinstance(layer, InputLayer):
+            return [layer.name, 0, tensor_index]
+        index = next(
+            i
+            for i, n in enumerate(nodes_of[id(layer)])
+            if any(t is kt for t in nest.flatten(n.outputs))
+        )
+        return [layer.name, index, tensor_index]
+
+    def tensor(value: Any) -> Any:
+        if isinstance(value, KerasTensor):
+            return {"class_name": "__keras_tensor__",
+                    "config": {"shape": _shape_list(value.shape), "dtype": value.dtype.name,
+                               "keras_history": ref(value)}}  # fmt: skip
+        return value
+
+    layers = []
+    for layer in _graph_layers(model):
+        entry = _layer_entry(layer)
+        entry["name"] = layer.name
+        entry["inbound_nodes"] = [
+            {"args": [nest.map_structure(tensor, n.inputs)]
+                     + [nest.map_structure(tensor, a) for a in n.args],
+             "kwargs": {k: nest.map_structure(tensor, v) for k, v in n.kwargs.items()}}
+            for n in nodes_of.get(id(layer), [])
+        ]  # fmt: skip
+        layers.append(entry)
+    inputs = nest.map_structure(ref, model._graph_inputs)
+    outputs = nest.map_structure(ref, model._graph_outputs)
+    return {"name": model.name, "trainable": model.trainable, "layers": layers,
+            "input_layers": inputs, "output_layers": outputs}  # fmt: skip
+
+
+def _graph_layers(model: Any) -> list[Any]:
+    from layerflow._src.keras.engine import functional
+
+    return functional.graph_layers(model)
+
+
+# --- reading --------------------------------------------------------------------------------------
+def _layer_objects(custom_objects: dict | None) -> dict[str, Any]:
+    objects = dict(layer_serialization._module_objects())
+    objects.update({"InputLayer": InputLayer, "Sequential": Sequential, "Model": Model,
+                    "Functional": Model})  # fmt: skip
+    return objects
+
+
+def deserialize_model(config: dict[str, Any], custom_objects: dict | None = None) -> Any:
+    """Rebuild a model (or layer) from a normalized `config.json` document."""
+    if not isinstance(config, dict) or "class_name" not in config or "config" not in config:
+        raise ValueError(
+            f"The model config is not a {{'class_name', 'config'}} document: {str(config)[:200]}"
+        )
+    name, inner = config["class_name"], config["config"]
+    if name == "Sequential":
+        layers = [_layer(spec, custom_objects) for spec in inner.get("layers", [])]
+        model = Sequential(name=inner.get("name"))
+        for layer in layers:
+            model.add(layer)
+    elif name in ("Functional", "Model") and "input_layers" in inner:
+        model = _functional_from_config(inner, custom_objects)
+    else:
+        model = _layer(config, custom_objects)
+    build = config.get("build_config") or {}
+    if not model.built and build.get("input_shape") is not None:
+        model.build(_shape_tuple(build["input_shape"]))
+    return model
+
+
+def _shape_tuple(shape: Any) -> Any:
+    if isinstance(shape, dict):
+        return {k: _shape_tuple(v) for k, v in shape.items()}
+    if shape and isinstance(shape[0], list | dict):
+        return [_shape_tuple(s) for s in shape]
+    return tuple(shape)
+
+
+def _layer(spec: dict[str, Any], custom_objects: dict | None) -> Any:
+    if spec.get("class_name") in ("Sequential", "Functional") or (
+        spec.get("class_name") == "Model" and "input_layers" in spec.get("config", {})
+    ):
+        return deserialize_model(spec, custom_objects)
+    return serialization.deserialize_keras_object(
+        {"class_name": spec["class_name"], "config": spec["config"]},
+        _layer_objects(custom_objects), custom_objects, printable_module_name="layer",
+    )  # fmt: skip
+
+
+def _functional_from_config(inner: dict[str, Any], custom_objects: dict | None) -> Model:
+    made: dict[str, Any] = {}
+    tensors: dict[tuple[str, int, int], KerasTensor] = {}
+    calls: dict[str, int] = {}
+    for spec in inner["layers"]:
+        layer = _layer(spec, custom_objects)
+        made[spec.get("name") or spec["config"]["name"]] = layer
+        if isinstance(layer, InputLayer):
+            tensors[(layer.name, 0, 0)] = layer.output
+            key = spec.get("name") or layer.name
+            tensors[(key, 0, 0)] = layer.output
+    pending = [(spec.get("name") or spec["config"]["name"], node)
+               for spec in inner["layers"] for node in spec.get("inbound_nodes", [])]  # fmt: skip
+    while pending:
+        left = []
+        for name, node in pending:
+            try:
+                args, kwargs = _node_call(node, tensors)
+            except KeyError:
+                left.append((name, node))  # its inputs come from a node not made yet
+                continue
+            layer = made[name]
+            out = layer(*args, **kwargs)
+            index = calls.get(name, 0)
+            calls[name] = index + 1
+            for i, t in enumerate(nest.flatten(out)):
+                tensors[(name, index, i)] = t
+        if len(left) == len(pending):
+            raise ValueError(
+                f"The functional model config of '{inner.get('name')}' cannot be rebuilt: the "
+                f"inputs of layers {[n for n, _ in left]} are never produced."
+            )
+        pending = left
+    inputs = _resolve_refs(inner["input_layers"], tensors)
+    outputs = _resolve_refs(inner["output_layers"], tensors)
+    return Model(inputs, outputs, name=inner.get("name"))
+
+
+def _is_ref(value: Any) -> bool:
+    return (isinstance(value, list) and len(value) == 3 and isinstance(value[0], str)
+            and all(isinstance(v, int) for v in value[1:]))  # fmt: skip
+
+
+def _resolve_refs(refs: Any, tensors: dict) -> Any:
+    if _is_ref(refs):
+        return tensors[tuple(refs)]
+    out = [_resolve_refs(r, tensors) for r in refs]
+    return out[0] if len(out) == 1 else out
+
+
+def _node_call(node: Any, tensors: dict) -> tuple[list[Any], dict[str, Any]]:
+    def real(value: Any) -> Any:
+        if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+            return tensors[tuple(value["config"]["keras_history"])]
+        if isinstance(value, list):
+            return [real(v) for v in value]
+        if isinstance(value, dict):
+            return {k: real(v) for k, v in value.items()}
+        return value
+
+    if isinstance(node, dict):  # Keras 3: {"args": [...], "kwargs": {...}}
+        return [real(a) for a in node.get("args", [])], real(node.get("kwargs", {}))
+    # Keras 2: [[layer_name, node_index, tensor_index, kwargs], ...]
+    inputs = [tensors[(e[0], e[1], e[2])] for e in node]
+    kwargs = node[0][3] if node and len(node[0]) > 3 else {}
+    return [inputs[0] if len(inputs) == 1 else inputs], dict(kwargs)
