@@ -14,6 +14,7 @@ from layerflow._src.saving.weights_file import WeightsFileError
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 X = np.load(FIXTURES / "x.npy")
+PEERS = pathlib.Path("/work/peers/bin/python")
 
 
 def trained_mlp():
@@ -173,3 +174,31 @@ def test_facades_name_the_same_functions():
     assert tf.keras.saving.save_model is saving.save_model
     assert tf.keras.saving.load_model is saving.load_model
     assert tf.keras.saving.register_keras_serializable is tf.keras.utils.register_keras_serializable
+
+
+KERAS_LOADER = """
+import os, sys
+os.environ["KERAS_BACKEND"] = "tensorflow"
+import keras, numpy as np
+model = keras.models.load_model(sys.argv[1])
+print(type(model.optimizer).__name__, model.loss)
+np.save(sys.argv[3], np.asarray(model(np.load(sys.argv[2]))))
+"""
+
+
+@pytest.mark.skipif(not PEERS.exists(), reason="real Keras (the peers' Python) is not installed")
+def test_layerflow_sequential_keras_file_loads_in_real_keras(tmp_path):
+    import os
+    import subprocess
+
+    model = trained_mlp()
+    model.save(tmp_path / "m.keras")
+    (tmp_path / "loader.py").write_text(KERAS_LOADER)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    args = [str(PEERS), str(tmp_path / "loader.py"), str(tmp_path / "m.keras"),
+            str(FIXTURES / "x.npy"), str(tmp_path / "y.npy")]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-2:] == ["Adam", "mse"]
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), model(X).numpy(), rtol=1e-5, atol=1e-6)
