@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -14,13 +13,83 @@ from layerflow._src.framework.tensor import Tensor, TensorLike
 _SCALARS = (bool, int, float, complex)
 
 
+def host_array(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
+    """A NumPy array for a non-tensor value, with TF's dtype rules.
+
+    NumPy values keep their dtype; Python values take TF's (int -> int32, or int64 when too
+    large; float -> float32; bool -> bool; strings -> object). With `dtype`, the value is cast
+    to it, except where that would lose information (float -> int, number -> bool, out of
+    range), which raises.
+
+    >>> host_array([1, 2]).dtype, host_array(np.arange(2)).dtype
+    (dtype('int32'), dtype('int64'))
+    """
+    if isinstance(value, np.ndarray | np.generic):
+        arr = np.asarray(value)
+        if arr.dtype.kind in "US":
+            arr = arr.astype(object)
+    else:
+        arr = _python_array(value)
+        if dtype is None:
+            return arr.astype(_python_dtype(arr), copy=False)
+    return arr if dtype is None else _cast_checked(arr, dtype, value)
+
+
+def _python_array(value: Any) -> np.ndarray:
+    """NumPy's reading of a Python value (int64/float64 at full precision), checked."""
+    if isinstance(value, str | bytes):
+        return np.asarray(value, dtype=object)
+    if isinstance(value, list | tuple):
+        value = _unwrap(value)
+    try:
+        arr = np.asarray(value)
+    except OverflowError:  # beyond uint64
+        raise ValueError(f"{_short(value)} is out of range for any integer dtype.") from None
+    except ValueError:  # ragged nesting, e.g. [[1, 2], [3]]
+        arr = np.asarray(None, dtype=object)
+    kind = arr.dtype.kind
+    if kind == "O" and value is None:
+        raise ValueError("Cannot convert a NoneType value (None) to a tensor.")
+    if kind == "O" and any(
+        isinstance(v, int) and not -(2**63) <= v < 2**63 for v in _flat([value])
+    ):
+        raise ValueError(f"{_short(value)} is out of range for dtype int64.")
+    if kind == "O":
+        raise ValueError(
+            f"Cannot convert {_short(value)} to a tensor: expected a rectangular nested list of "
+            "numbers (every row the same length, no None)."
+        )
+    if kind in "US":
+        if isinstance(value, list | tuple) and not all(
+            isinstance(v, str | bytes) for v in _flat(value)
+        ):
+            raise ValueError(
+                f"Cannot convert {_short(value)} to a tensor: it mixes strings and numbers."
+            )
+        return arr.astype(object)
+    if kind == "u" and arr.dtype.itemsize == 8:  # NumPy's pick for ints in [2**63, 2**64)
+        raise ValueError(f"{_short(value)} is out of range for dtype int64.")
+    return arr
+
+
+def _python_dtype(arr: np.ndarray) -> np.dtype:
+    """TF's dtype for an array read from Python values (float32, int32 unless too large)."""
+    kind = arr.dtype.kind
+    if kind == "f":
+        return np.dtype(np.float32)
+    if kind == "i" and arr.dtype.itemsize == 8:
+        small = not arr.size or (arr.max() <= 2**31 - 1 and arr.min() >= -(2**31))
+        return np.dtype(np.int32 if small else np.int64)
+    return arr.dtype  # bool, complex128, object (strings)
+
+
 def _cast_checked(arr: np.ndarray, dtype: dtypes.DType, value: Any) -> np.ndarray:
-    """Cast a host array to `dtype` the way TF converts constants: never float -> int silently."""
-    if arr.dtype == dtype.np:
-        return arr
+    """`arr` as `dtype`, the way TF converts constants: never float -> int or number -> bool."""
     src, dst = arr.dtype.kind, dtype.np.kind
-    lossy = (src == "f" and dst in "iub") or (src == "c" and dst != "c") or (src in "US")
-    if lossy or (src == "b" and dst != "b") or (src != "b" and dst == "b"):
+    if src == dst == "f" or arr.dtype == dtype.np:
+        return arr.astype(dtype.np, copy=False)
+    widening = {"b": "biufc", "i": "iufc", "u": "iufc", "f": "fc", "c": "c", "O": "O"}
+    if dst not in widening.get(src, ""):
         raise TypeError(
             f"Cannot convert {_short(value)} to a tensor of dtype {dtype.name}: a "
             f"{dtypes.from_numpy(arr.dtype).name} value does not fit. Use tf.cast(...) to "
@@ -38,48 +107,6 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def host_array(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
-    """A NumPy array for a non-tensor value, with TF's dtype inference."""
-    if isinstance(value, np.ndarray | np.generic):
-        arr = np.asarray(value)
-        if arr.dtype.kind in "US":
-            arr = arr.astype(object)
-        if dtype is None:
-            return arr
-        if arr.dtype.kind == "f" and dtype.np.kind == "f":
-            return arr.astype(dtype.np, copy=False)
-        return _cast_checked(arr, dtype, value)
-    if isinstance(value, list | tuple) and any(isinstance(v, TensorLike) for v in _flat(value)):
-        value = _unwrap(value)
-    if dtype is None:
-        if isinstance(value, str | bytes):
-            return np.asarray(value, dtype=object)
-        try:
-            inferred = dtypes.infer_python(value)
-        except Exception as err:  # ragged lists and the like
-            raise ValueError(f"Cannot convert {_short(value)} to a tensor: {err}") from None
-        arr = np.asarray(value)
-        if arr.dtype == object:
-            raise ValueError(
-                f"Cannot convert {_short(value)} to a tensor: it is not a rectangular nested "
-                "list of numbers."
-            )
-        return arr.astype(inferred, copy=False)
-    arr = np.asarray(value)
-    if arr.dtype == object:
-        raise ValueError(
-            f"Cannot convert {_short(value)} to a tensor: it is not a rectangular nested list "
-            "of numbers."
-        )
-    if isinstance(value, numbers.Number) and not isinstance(value, bool):
-        return _cast_checked(arr, dtype, value)
-    return (
-        _cast_checked(arr, dtype, value)
-        if arr.dtype.kind != dtype.np.kind
-        else arr.astype(dtype.np, copy=False)
-    )
-
-
 def _flat(value: Any) -> list[Any]:
     out: list[Any] = []
     for v in value:
@@ -91,6 +118,7 @@ def _flat(value: Any) -> list[Any]:
 
 
 def _unwrap(value: Any) -> Any:
+    """Tensors inside (nested) lists as host arrays, so NumPy can read the whole list."""
     if isinstance(value, TensorLike):
         return backend.to_host(value._data)
     if isinstance(value, list | tuple):
