@@ -1,0 +1,98 @@
+"""Shared helpers for the training benchmarks: data, subprocess workers, the report table.
+
+Each framework trains in its own process (so peak RSS is its own), started with the right
+interpreter: layerflow and NumPy with this one, the peers with /work/peers/bin/python.
+Run under `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` (the workers drop them too).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import pathlib
+import resource
+import statistics
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PEERS = pathlib.Path(os.environ.get("LAYERFLOW_PEERS", "/work/peers/bin/python"))
+DATA = pathlib.Path(os.environ.get("LAYERFLOW_DATASETS", ROOT.parent / "shared" / "data"))
+
+
+def load_fashion_mnist():
+    import numpy as np
+
+    def read(name, offset):
+        with gzip.open(DATA / "fashion-mnist" / name, "rb") as f:
+            return np.frombuffer(f.read(), np.uint8, offset=offset)
+
+    xtr = read("train-images-idx3-ubyte.gz", 16).reshape(-1, 28, 28)
+    ytr = read("train-labels-idx1-ubyte.gz", 8)
+    xte = read("t10k-images-idx3-ubyte.gz", 16).reshape(-1, 28, 28)
+    yte = read("t10k-labels-idx1-ubyte.gz", 8)
+    return (
+        (xtr / 255.0).astype(np.float32),
+        ytr.astype(np.int64),
+        (xte / 255.0).astype(np.float32),
+        yte.astype(np.int64),
+    )
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def emit(name: str, times: list[float], acc: float) -> None:
+    print("RESULT " + json.dumps({"name": name, "times": times, "acc": acc, "rss": peak_rss_mib()}))
+
+
+def run_workers(script: str, workers: list[tuple[str, str]], epochs: int, timeout: int) -> list:
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+    }
+    env.setdefault("LAYERFLOW_DATASETS", str(DATA))
+    env["PYTHONPATH"] = str(ROOT)
+    results = []
+    for name, python in workers:
+        if python == "peers" and not PEERS.exists():
+            continue
+        exe = sys.executable if python == "self" else str(PEERS)
+        cmd = [exe, script, "--worker", name, "--epochs", str(epochs)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            print(f"{name}: timed out after {timeout}s", file=sys.stderr)
+            continue
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+        if proc.returncode != 0 or not lines:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["?"]
+            print(f"{name}: skipped ({tail[0][:160]})", file=sys.stderr)
+            continue
+        results.append(json.loads(lines[-1][len("RESULT ") :]))
+        r = results[-1]
+        print(
+            f"  {name}: {[round(t, 3) for t in r['times']]} s/epoch, acc {r['acc']:.4f}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return results
+
+
+def report(results: list, baseline: str, title: str) -> None:
+    base = next((r for r in results if r["name"] == baseline), None)
+    print(title)
+    print(f"{'run':<24}{'median s/epoch':>16}{'ratio':>9}{'test acc':>10}{'peak RSS MiB':>14}")
+    for r in results:
+        # The first epoch pays for warm-up (allocations, builds, jit); the median of the
+        # rest is the steady state, when there are several.
+        steady = r["times"][1:] or r["times"]
+        med = statistics.median(steady)
+        r["median"] = med
+        ratio = (
+            med / statistics.median(base["times"][1:] or base["times"]) if base else float("nan")
+        )
+        print(f"{r['name']:<24}{med:>16.3f}{ratio:>9.2f}{r['acc']:>10.4f}{r['rss']:>14.0f}")
+    if base:
+        print(f"(ratio = median seconds per epoch / {baseline}'s, same run)")
