@@ -256,17 +256,19 @@ def load(
         status.skipped.extend((p, "the file entry matched no variable") for p in status.unexpected)
 
     needed = {key for _, _, key in assign} | {key for *_, key in deferred}
-    arrays, _ = weights_file.read(path, needed)  # every byte verified before anything changes
-    for p, var, key in assign:
-        var._data[...] = backend.to_device(arrays[key], var._device)
-        status.loaded.append(p)
-    for owner, rel, full, key in deferred:
-        pending = getattr(owner, "_pending_restore", None)
-        if pending is None:
-            pending = {}
-            owner._pending_restore = pending
-        pending[rel] = arrays[key]
-        status._pending.append((owner, rel, full))
+    # Every byte is verified (streaming) before anything changes; then one tensor at a time
+    # is read and assigned, so loading needs memory for one tensor, not for the whole file.
+    with weights_file.open_checked(path, needed) as get:
+        for p, var, key in assign:
+            var._data[...] = backend.to_device(get(key), var._device)
+            status.loaded.append(p)
+        for owner, rel, full, key in deferred:
+            pending = getattr(owner, "_pending_restore", None)
+            if pending is None:
+                pending = {}
+                owner._pending_restore = pending
+            pending[rel] = get(key)
+            status._pending.append((owner, rel, full))
     if deferred:
         _register_callbacks(root, owners, status, source, header)
     return status

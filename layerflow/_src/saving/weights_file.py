@@ -64,7 +64,10 @@ def _damaged(path: Any, what: str) -> WeightsFileError:
 def tensor_crc(key_dtype: str, shape: tuple[int, ...], data: Any) -> int:
     """CRC-32 over a tensor's dtype code, shape and bytes (flips in any of them show)."""
     head = f"{key_dtype}{list(shape)}".encode()
-    return zlib.crc32(memoryview(np.asarray(data, order="C")).cast("B"), zlib.crc32(head))
+    arr = np.asarray(data, order="C")
+    if arr.size == 0:  # memoryview cannot cast a view with a zero in its shape
+        return zlib.crc32(head)
+    return zlib.crc32(memoryview(arr).cast("B"), zlib.crc32(head))
 
 
 # --- writing ------------------------------------------------------------------------------------
@@ -289,6 +292,47 @@ def read(path: str | os.PathLike, keys: Any = None) -> tuple[dict[str, np.ndarra
     except Exception as e:  # safetensors' own error types vary between versions
         raise _damaged(path, f"safetensors refused it ({type(e).__name__}: {e})") from None
     return out, info
+
+
+@contextlib.contextmanager
+def open_checked(path: str | os.PathLike, keys: Any = None) -> Iterator[Any]:
+    """Verify the file tensor by tensor, then yield `get(key)` reading from the same open file.
+
+    Every wanted tensor's checksum is checked first, streaming (one tensor in memory at a
+    time), so a caller that assigns while it reads never starts on a damaged file, and peak
+    memory stays one tensor instead of the whole file. `get` re-checks each tensor. The file
+    stays open throughout: an atomic save that replaces it meanwhile (a rename) does not
+    change what we read; only an in-place rewrite by another tool could.
+    """
+    path = os.fspath(path)
+    header, info = read_header(path)
+    crcs = info.get("crc32")
+    if crcs is not None and set(crcs) != set(header):
+        raise _damaged(path, "the tensor names disagree with the checksummed list")
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        start = 8 + n
+
+        def get(key: str) -> np.ndarray:
+            entry = header[key]
+            dtype = entry_dtype(entry)
+            if dtype is None:
+                raise TypeError(f"'{key}' has dtype {entry['dtype']}, which NumPy cannot hold.")
+            out = np.empty(entry["shape"], dtype.newbyteorder("<"))
+            begin, end = entry["data_offsets"]
+            f.seek(start + begin)
+            if end > begin and f.readinto(memoryview(out.reshape(-1)).cast("B")) != end - begin:
+                raise _damaged(path, f"the data of '{key}' ends early (the file shrank)")
+            if crcs is not None:
+                if tensor_crc(entry["dtype"], tuple(entry["shape"]), out) != crcs[key]:
+                    raise _damaged(path, f"the data of '{key}' fails its checksum")
+            return out if out.dtype.isnative else out.astype(dtype)
+
+        if crcs is not None:
+            wanted = header if keys is None else [k for k in header if k in set(keys)]
+            for key in sorted(wanted, key=lambda k: header[k]["data_offsets"][0]):
+                get(key)  # verified, then dropped: nothing changes unless all of it is sound
+        yield get
 
 
 def entry_dtype(entry: Mapping[str, Any]) -> np.dtype | None:
