@@ -91,12 +91,28 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[list[Any], backend.De
     out = []
     for v in values:
         if isinstance(v, TensorLike):
-            if v._device is not device:
-                v = Tensor(backend.to_device(v._data, device), device)
-            out.append(v)
+            out.append(v if v._device is device else copy_to_device(v, device))
         else:
             out.append(Tensor(to_array(v, hint, device), device))
     return out, device
+
+
+def _copy_forward(xp: Any, x: Any, device: backend.Device) -> Any:
+    return backend.to_device(x, device)
+
+
+_COPY = Primitive("copy_to_device", _copy_forward, 1, False, True, False, False)
+
+
+def copy_to_device(x: Any, device: backend.Device) -> Tensor:
+    """`x` on `device`, recorded so that gradients travel back to `x`'s own device."""
+    result = Tensor(backend.to_device(x._data, device), device)
+    if _state.tapes:
+        _tape.record(_state.tapes, _COPY, [x], result, (device,), {})
+    return result
+
+
+_COPY.grad_fn = lambda dy, out, x, device: copy_to_device(dy, x._device)
 
 
 def op(

@@ -79,15 +79,34 @@ class TensorLike:
         out = out.copy() if out is self._data else out
         return out[()] if out.ndim == 0 else out
 
+    # A Variable's buffer changes in place on assign, so NumPy never gets to share it.
+    _shares_buffer = True
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """NumPy 2 protocol, as TF does it: a Tensor lends a read-only view of its buffer (a
+        writable copy with `copy=True`); a Variable always gives a copy.
+
+        >>> import numpy as np, layerflow as tf
+        >>> np.asarray(tf.constant([1, 2])).flags.writeable
+        False
+        """
         host = backend.to_host(self._data)
-        if dtype is not None and host.dtype != dtype:
-            if copy is False:
-                raise ValueError("A copy is needed to convert the tensor to the requested dtype.")
+        fresh = host is not self._data  # already a device-to-host copy
+        convert = dtype is not None and host.dtype != dtype
+        if copy is False and (convert or not (fresh or self._shares_buffer)):
+            raise ValueError(
+                f"np.asarray(..., copy=False) of a {type(self).__name__} of dtype "
+                f"{self.dtype.name}: a copy cannot be avoided here. Drop copy=False."
+            )
+        if convert:
             return host.astype(dtype)
-        if copy:
+        if fresh:
+            return host
+        if copy or not self._shares_buffer:
             return host.copy()
-        return host
+        view = host.view()
+        view.flags.writeable = False
+        return view
 
     def ref(self) -> Reference:
         return Reference(self)

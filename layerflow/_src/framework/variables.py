@@ -84,6 +84,7 @@ class Variable(TensorLike, metaclass=_VariableMeta):
 
     __slots__ = ("_data", "_device", "_name", "_trainable", "constraint", "aggregation",
                  "synchronization", "__dict__", "__weakref__")  # fmt: skip
+    _shares_buffer = False  # np.asarray(variable) is a snapshot, as in TF
 
     def __init__(
         self,
