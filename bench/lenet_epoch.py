@@ -1,0 +1,158 @@
+"""Seconds per epoch of the book's LeNet on Fashion-MNIST, layerflow beside its peers.
+
+LeNet (sigmoid, average pooling): Conv2D(6, 5, same), AvgPool2D(2, 2), Conv2D(16, 5),
+AvgPool2D(2, 2), Flatten, Dense(120), Dense(84), Dense(10); SGD lr 0.9, batch 256. With
+`--epochs 10` the test accuracy column is the book's >= 0.75 criterion.
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/lenet_epoch.py [--epochs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import _common  # noqa: E402
+
+BATCH, LR = 256, 0.9
+
+
+def _keras_lenet(tf):
+    L = tf.keras.layers
+    return tf.keras.models.Sequential(
+        [
+            L.Conv2D(6, 5, activation="sigmoid", padding="same"),
+            L.AvgPool2D(2, 2),
+            L.Conv2D(16, 5, activation="sigmoid"),
+            L.AvgPool2D(2, 2),
+            L.Flatten(),
+            L.Dense(120, activation="sigmoid"),
+            L.Dense(84, activation="sigmoid"),
+            L.Dense(10),
+        ]
+    )
+
+
+def _data():
+    xtr, ytr, xte, yte = _common.load_fashion_mnist()
+    return xtr[..., None], ytr, xte[..., None], yte
+
+
+def w_fit(epochs, module="layerflow", name="layerflow fit"):
+    import numpy as np
+
+    tf = importlib.import_module(module)
+    xtr, ytr, xte, yte = _data()
+    net = _keras_lenet(tf)
+    net.compile(
+        optimizer=tf.keras.optimizers.SGD(learning_rate=LR),
+        loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    times = []
+    for _ in range(epochs):
+        t = time.perf_counter()
+        net.fit(xtr, ytr, batch_size=BATCH, epochs=1, verbose=0)
+        times.append(time.perf_counter() - t)
+    acc = float((np.asarray(net.predict(xte, batch_size=1000, verbose=0)).argmax(1) == yte).mean())
+    _common.emit(name, times, acc)
+
+
+def w_tape(epochs, module="layerflow", name="layerflow tape loop"):
+    import numpy as np
+
+    tf = importlib.import_module(module)
+    xtr, ytr, xte, yte = _data()
+    net = _keras_lenet(tf)
+    loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    opt = tf.keras.optimizers.SGD(learning_rate=LR)
+    rng = np.random.default_rng(0)
+    times = []
+    for _ in range(epochs):
+        t = time.perf_counter()
+        order = rng.permutation(len(xtr))
+        for s in range(0, len(xtr), BATCH):
+            idx = order[s : s + BATCH]
+            with tf.GradientTape() as tape:
+                l = loss(ytr[idx], net(xtr[idx]))
+            params = net.trainable_variables
+            opt.apply_gradients(zip(tape.gradient(l, params), params))
+        times.append(time.perf_counter() - t)
+    acc = float((np.asarray(net(xte)).argmax(1) == yte).mean())
+    _common.emit(name, times, acc)
+
+
+def w_tf_fit(epochs):
+    w_fit(epochs, "tensorflow", "TF/Keras fit")
+
+
+def w_torch(epochs):
+    import numpy as np
+    import torch
+    from torch import nn
+
+    xtr, ytr, xte, yte = _data()
+    net = nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.Sigmoid(),
+        nn.AvgPool2d(2, 2),
+        nn.Conv2d(6, 16, 5),
+        nn.Sigmoid(),
+        nn.AvgPool2d(2, 2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.Sigmoid(),
+        nn.Linear(120, 84),
+        nn.Sigmoid(),
+        nn.Linear(84, 10),
+    )
+    opt = torch.optim.SGD(net.parameters(), lr=LR)
+    lossf = nn.CrossEntropyLoss()
+    xt = torch.from_numpy(xtr.transpose(0, 3, 1, 2).copy())
+    yt = torch.from_numpy(ytr)
+    rng = np.random.default_rng(0)
+    times = []
+    for _ in range(epochs):
+        t = time.perf_counter()
+        order = torch.from_numpy(rng.permutation(len(xt)))
+        for s in range(0, len(xt), BATCH):
+            idx = order[s : s + BATCH]
+            opt.zero_grad()
+            lossf(net(xt[idx]), yt[idx]).backward()
+            opt.step()
+        times.append(time.perf_counter() - t)
+    with torch.no_grad():
+        pred = net(torch.from_numpy(xte.transpose(0, 3, 1, 2).copy())).argmax(1).numpy()
+    _common.emit("PyTorch eager", times, float((pred == yte).mean()))
+
+
+WORKERS = [
+    ("layerflow_fit", "self", w_fit),
+    ("layerflow_tape", "self", w_tape),
+    ("tf_fit", "peers", w_tf_fit),
+    ("torch", "peers", w_torch),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--worker")
+    ap.add_argument("--only", help="comma-separated worker names")
+    args = ap.parse_args()
+    if args.worker:
+        {n: f for n, _, f in WORKERS}[args.worker](args.epochs)
+        return
+    chosen = [(n, py) for n, py, _ in WORKERS if not args.only or n in args.only.split(",")]
+    results = _common.run_workers(__file__, chosen, args.epochs, timeout=3600)
+    _common.report(
+        results, "TF/Keras fit", f"LeNet on Fashion-MNIST, {args.epochs} epochs each, batch {BATCH}"
+    )
+
+
+if __name__ == "__main__":
+    main()
