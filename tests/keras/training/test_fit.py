@@ -39,7 +39,9 @@ def test_fit_learns_and_history_records_every_epoch():
     assert h.history["accuracy"][-1] > 0.9
     assert m.metrics_names == ["loss", "accuracy"]
     loss, acc = m.evaluate(x, y, verbose=0)
-    assert acc > 0.9 and loss == pytest.approx(m.evaluate(x, y, verbose=0, return_dict=True)["loss"])
+    assert acc > 0.9 and loss == pytest.approx(
+        m.evaluate(x, y, verbose=0, return_dict=True)["loss"]
+    )
     # evaluate agrees with a NumPy computation of the same quantities
     logits = m.predict(x, verbose=0)
     assert isinstance(logits, np.ndarray) and logits.shape == (240, 3)
@@ -157,7 +159,9 @@ def test_binary_accuracy_is_chosen_for_one_output_unit():
     h = m.fit(x, y, epochs=15, verbose=0)
     pred = m.predict(x, verbose=0)
     np.testing.assert_allclose(h.history["accuracy"][-1] > 0.85, True)
-    np.testing.assert_allclose(m.evaluate(x, y, verbose=0)[1], ((pred > 0.5) == y).mean(), rtol=1e-6)
+    np.testing.assert_allclose(
+        m.evaluate(x, y, verbose=0)[1], ((pred > 0.5) == y).mean(), rtol=1e-6
+    )
 
 
 def test_sample_weight_zero_ignores_samples():
@@ -184,8 +188,9 @@ def test_errors_are_clear():
 def test_regularization_losses_are_added():
     x = np.ones((4, 2), np.float32)
     y = np.zeros((4, 1), np.float32)
-    m = tf.keras.Sequential([tf.keras.layers.Dense(
-        1, kernel_initializer="ones", kernel_regularizer=tf.keras.regularizers.L2(0.5))])  # fmt: skip
+    reg = tf.keras.regularizers.L2(0.5)
+    dense = tf.keras.layers.Dense(1, kernel_initializer="ones", kernel_regularizer=reg)
+    m = tf.keras.Sequential([dense])
     m.compile(optimizer=tf.keras.optimizers.SGD(0.0), loss="mse")
     # mse = (1 + 1)^2 = 4, L2 = 0.5 * (1 + 1) = 1
     assert m.evaluate(x, y, verbose=0) == pytest.approx(5.0)

@@ -74,8 +74,12 @@ def test_regression_losses():
     t = RNG.standard_normal((4, 3)).astype(np.float32)
     p = RNG.standard_normal((4, 3)).astype(np.float32)
     d = p - t
-    np.testing.assert_allclose(float(tf.keras.losses.MeanSquaredError()(t, p)), (d**2).mean(), rtol=1e-5)
-    np.testing.assert_allclose(float(tf.keras.losses.MeanAbsoluteError()(t, p)), np.abs(d).mean(), rtol=1e-5)
+    np.testing.assert_allclose(
+        float(tf.keras.losses.MeanSquaredError()(t, p)), (d**2).mean(), rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        float(tf.keras.losses.MeanAbsoluteError()(t, p)), np.abs(d).mean(), rtol=1e-5
+    )
     a = np.abs(d)
     hub = np.where(a <= 0.5, 0.5 * a**2, 0.5 * (a - 0.25)).mean()
     np.testing.assert_allclose(float(tf.keras.losses.Huber(delta=0.5)(t, p)), hub, rtol=1e-5)
