@@ -16,7 +16,7 @@ from layerflow._src.framework.variables import Variable
 from layerflow._src.utils import naming
 
 
-def _holds_state(value: Any) -> bool:
+def holds_state(value: Any) -> bool:
     """Whether `value` is, or is a list/tuple/dict containing, a Variable or a Trackable."""
     stack = [value]
     seen: set[int] = set()
@@ -35,9 +35,9 @@ def _state_only(value: Any) -> Any:
     if isinstance(value, Variable | Trackable):
         return value
     if isinstance(value, dict):
-        return {k: _state_only(v) for k, v in value.items() if _holds_state(v)}
+        return {k: _state_only(v) for k, v in value.items() if holds_state(v)}
     if isinstance(value, list | tuple):
-        return [_state_only(v) for v in value if _holds_state(v)]
+        return [_state_only(v) for v in value if holds_state(v)]
     return value
 
 
@@ -97,9 +97,12 @@ class Module(Trackable):
         if self._sorted_tracking:
             items.sort(key=lambda kv: kv[0])
         for key, value in items:
-            if key.startswith("_") or not _holds_state(value):
+            if key[0] == "_":
                 continue
-            yield key, value
+            if isinstance(value, Variable | Trackable) or (
+                isinstance(value, list | tuple | dict) and holds_state(value)
+            ):
+                yield key, value
 
     def _trackable_children(self) -> dict[str, Any]:
         return {key: _state_only(value) for key, value in self._tracked_attributes()}

@@ -25,7 +25,7 @@ from layerflow._src import backend
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
-from layerflow._src.framework.module import Module, flatten_state
+from layerflow._src.framework.module import Module, flatten_state, holds_state
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.trackable import Trackable
@@ -38,8 +38,8 @@ from layerflow._src.keras import constraints as constraints_mod
 from layerflow._src.keras import initializers as initializers_mod
 from layerflow._src.keras import regularizers as regularizers_mod
 from layerflow._src.keras.engine import input_spec as input_spec_mod
-from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.engine.backend_config import floatx
+from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node, is_symbolic
 from layerflow._src.keras.engine.layer_utils import (
     WeightList,
@@ -206,16 +206,37 @@ class Layer(Module):
 
     # --- tracking -------------------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
-        if "_module_initialized" not in self.__dict__ and isinstance(value, Layer | Variable):
+        d = self.__dict__
+        if "_module_initialized" not in d and isinstance(value, Layer | Variable):
             raise not_initialized_error(self)
         object.__setattr__(self, name, value)
+        # Remember which public attributes may hold state, so tracking does not rescan every
+        # attribute; containers are remembered because they may be filled later.
+        if name[0] != "_" and isinstance(value, Variable | Trackable | list | tuple | dict):
+            keys = d.get("_tracked_keys")
+            if keys is None:
+                keys = d["_tracked_keys"] = {}
+            keys[name] = None
+
+    def __delattr__(self, name: str) -> None:
+        object.__delattr__(self, name)
+        self.__dict__.get("_tracked_keys", {}).pop(name, None)
 
     def _tracked_attributes(self) -> Iterator[tuple[str, Any]]:
-        own = {id(v) for v in self._own_weights}
-        for key, value in Module._tracked_attributes(self):
-            if isinstance(value, Variable) and id(value) in own:
-                continue
-            yield key, value
+        d = self.__dict__
+        keys = d.get("_tracked_keys")
+        if not keys:
+            return
+        own = {id(v) for v in d["_own_weights"]} if d.get("_own_weights") else ()
+        for key in list(keys):
+            value = d.get(key)
+            if isinstance(value, Variable):
+                if id(value) not in own:
+                    yield key, value
+            elif isinstance(value, Trackable) or (
+                isinstance(value, list | tuple | dict) and holds_state(value)
+            ):
+                yield key, value
 
     def _trackable_children(self) -> dict[str, Any]:
         children: dict[str, Any] = dict(self._own_names)
@@ -280,10 +301,14 @@ class Layer(Module):
                         take(v)
         return out
 
+    def _weight_list(self, items: list[Variable]) -> list[Variable]:
+        # An empty list explains, on IndexError, that weights appear when the layer is built.
+        return items if items else WeightList(items, self)
+
     @property
     def weights(self) -> list[Variable]:
         """All weights, own first then sublayers', in creation/tracking order (each once)."""
-        return WeightList(self._collect("all", set(), set()), self)
+        return self._weight_list(self._collect("all", set(), set()))
 
     @property
     def variables(self) -> list[Variable]:
@@ -291,11 +316,11 @@ class Layer(Module):
 
     @property
     def trainable_weights(self) -> list[Variable]:
-        return WeightList(self._collect("trainable", set(), set()), self)
+        return self._weight_list(self._collect("trainable", set(), set()))
 
     @property
     def non_trainable_weights(self) -> list[Variable]:
-        return WeightList(self._collect("non_trainable", set(), set()), self)
+        return self._weight_list(self._collect("non_trainable", set(), set()))
 
     trainable_variables = trainable_weights
     non_trainable_variables = non_trainable_weights

@@ -112,7 +112,7 @@ def wrap_build(fn: Callable[..., Any], owner: type) -> Callable[..., Any]:
 class WeightList(list):
     """A list of weights that explains an out-of-range index on an unbuilt layer."""
 
-    def __init__(self, items: list[Variable], layer: Any) -> None:
+    def __init__(self, items: Any = (), layer: Any = None) -> None:
         super().__init__(items)
         self._layer = layer
 
@@ -121,7 +121,7 @@ class WeightList(list):
             return super().__getitem__(index)
         except IndexError:
             layer = self._layer
-            if not layer._all_built():
+            if layer is not None and not layer._all_built():
                 raise IndexError(
                     f"{who(layer)} has {len(self)} weights so far because it is not built yet: "
                     "weights are created on the first call, when the input shape is known. "
