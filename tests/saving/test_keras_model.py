@@ -163,6 +163,7 @@ def test_bad_files_and_names(tmp_path):
     assert (tmp_path / "ok.keras").read_bytes() == before
 
 
+@needs_h5py
 def test_a_file_whose_weights_do_not_match_its_config_fails_whole(tmp_path):
     model = trained_mlp()
     model.save(tmp_path / "m.keras")
