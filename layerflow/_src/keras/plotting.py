@@ -6,11 +6,11 @@ matplotlib's object API and the Agg canvas, so no global pyplot state or GUI bac
 
 from __future__ import annotations
 
-import os
 import pathlib
-import tempfile
 from collections.abc import Mapping
 from typing import Any
+
+from layerflow._src.utils.files import atomic_write
 
 
 def _series(history: Any) -> tuple[dict[str, list[float]], list[int]]:
@@ -81,22 +81,6 @@ def plot_history(history: Any, path: Any = "history.png", title: str | None = No
         fig.suptitle(title)
     target = pathlib.Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    # Atomic: a reader never sees a half-written PNG, and a failure leaves the old file intact.
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format="png", dpi=100)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, _default_mode())  # mkstemp makes 0600; a normal file respects umask
-        os.replace(tmp, target)
-    except BaseException:
-        pathlib.Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_write(target) as tmp:
+        fig.savefig(tmp, format="png", dpi=100)
     return str(path)
-
-
-def _default_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask

@@ -19,7 +19,7 @@ from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
 from layerflow._src.saving import restore
 from layerflow._src.saving.restore import LoadStatus
-from layerflow._src.saving.weights_file import atomic_write
+from layerflow._src.utils.files import atomic_write
 
 STATE_FILE = "checkpoint"
 

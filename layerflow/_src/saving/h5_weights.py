@@ -33,7 +33,8 @@ from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
 from layerflow._src.saving import restore
 from layerflow._src.saving.restore import LoadStatus
-from layerflow._src.saving.weights_file import WeightsFileError, atomic_write
+from layerflow._src.saving.weights_file import WeightsFileError
+from layerflow._src.utils.files import atomic_write
 
 __all__ = ["load", "save", "layout"]
 

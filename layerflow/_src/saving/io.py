@@ -19,6 +19,7 @@ from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.errors import InvalidArgumentError, NotFoundError
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.saving import weights_file
+from layerflow._src.utils.files import atomic_write
 
 # TensorFlow's DataType enum (tensorflow/core/framework/types.proto).
 _DT_ENUM = {
@@ -57,7 +58,7 @@ def write_file(filename: Any, contents: Any, name: Any = None) -> None:
     """
     data = _bytes_of(contents, "tf.io.write_file")
     path = _bytes_of(filename, "tf.io.write_file").decode()
-    with weights_file.atomic_write(path) as tmp, open(tmp, "wb") as f:
+    with atomic_write(path) as tmp, open(tmp, "wb") as f:
         f.write(data)
 
 

@@ -20,12 +20,13 @@ import contextlib
 import json
 import os
 import struct
-import tempfile
 import zlib
 from collections.abc import Iterator, Mapping
 from typing import Any, BinaryIO
 
 import numpy as np
+
+from layerflow._src.utils.files import atomic_write
 
 FORMAT_VERSION = 1
 # A real header is ~100 bytes per tensor; 100 MB leaves room for a million tensors while a
@@ -71,60 +72,6 @@ def tensor_crc(key_dtype: str, shape: tuple[int, ...], data: Any) -> int:
 
 
 # --- writing ------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, overwrite: bool = True) -> Iterator[str]:
-    """Yield a temporary path in the target's folder; on success fsync it and rename over `path`.
-
-    A process killed at any moment leaves either the old file or the new one, never a mix.
-
-    >>> import os, tempfile
-    >>> target = os.path.join(tempfile.mkdtemp(), "f.bin")
-    >>> with atomic_write(target) as tmp, open(tmp, "wb") as f:
-    ...     _ = f.write(b"ok")
-    >>> with open(target, "rb") as f:
-    ...     f.read()
-    b'ok'
-    """
-    path = os.fspath(path)
-    if not overwrite and os.path.exists(path):
-        raise FileExistsError(
-            f"'{path}' already exists and overwrite=False; pass overwrite=True to replace it "
-            "or choose another path."
-        )
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(
-            f"Cannot save to '{path}': the folder '{folder}' does not exist. Create it first "
-            "(os.makedirs)."
-        )
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    try:
-        yield tmp
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            # link() fails if the target appeared meanwhile, so overwrite=False never clobbers.
-            os.link(tmp, path)
-            os.unlink(tmp)
-        _fsync_dir(folder)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _fsync_dir(folder: str) -> None:
-    with contextlib.suppress(OSError):  # not every platform can open a directory
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def write(
     path: str | os.PathLike,
     tensors: Mapping[str, np.ndarray],

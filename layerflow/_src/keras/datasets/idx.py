@@ -18,7 +18,6 @@ import hashlib
 import os
 import pathlib
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -26,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from layerflow._src.utils.files import atomic_write
 
 FILES = (
     "train-images-idx3-ubyte.gz",
@@ -145,10 +146,8 @@ def _unavailable(source: Source, folder: pathlib.Path, failures: list[str]) -> F
 
 def _fetch(url: str, target: pathlib.Path, expected: str | None, progress: bool) -> None:
     digest = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    tmp = pathlib.Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
+    with atomic_write(target) as tmp:
+        with open(tmp, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
             total = int(response.headers.get("Content-Length") or 0) or None
             bar = _progress_bar(target.name, total) if progress else None
             try:
@@ -163,33 +162,12 @@ def _fetch(url: str, target: pathlib.Path, expected: str | None, progress: bool)
             finally:
                 if bar is not None:
                     bar.close()
-            out.flush()
-            os.fsync(out.fileno())
         got = digest.hexdigest()
         if expected is not None and got != expected:
             raise ValueError(
                 f"checksum mismatch for {target.name}: expected SHA-256 {expected}, got {got}; "
                 "the download was discarded"
             )
-        os.chmod(tmp, _default_mode())  # mkstemp makes 0600; a normal file respects umask
-        os.replace(tmp, target)
-        _fsync_dir(target.parent)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _fsync_dir(folder: pathlib.Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # not possible on every platform (Windows); the rename already happened
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _progress_bar(name: str, total: int | None) -> Any:
@@ -227,9 +205,3 @@ def read_idx(path: pathlib.Path) -> np.ndarray:
             f"but it holds {len(raw) - header}. Delete it and run again to download it anew."
         )
     return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(dims).copy()
-
-
-def _default_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
