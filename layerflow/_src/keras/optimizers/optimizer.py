@@ -180,8 +180,13 @@ class Optimizer(Trackable):
 
     # --- slots ------------------------------------------------------------------------------
     def build(self, var_list: list[Variable]) -> None:
-        """Create slots for `var_list`; subclasses call super().build(var_list) first."""
+        """Create slots for `var_list`; subclasses call super().build(var_list) first.
+
+        Calling it before training (e.g. before restoring a checkpoint) is fine: variables
+        already built are not built again by `apply_gradients`.
+        """
         self._built = True
+        self._known.update(id(v) for v in var_list)
 
     def add_variable_from_reference(
         self,
