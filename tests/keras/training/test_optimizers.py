@@ -181,3 +181,11 @@ def test_user_subclass_and_get_config():
     assert isinstance(tf.keras.optimizers.get("sgd"), tf.keras.optimizers.SGD)
     assert tf.optimizers.Adam is tf.keras.optimizers.Adam
     assert tf.keras.optimizers.legacy.SGD is tf.keras.optimizers.SGD
+
+
+def test_explicit_build_is_not_repeated_by_apply_gradients():
+    v = tf.Variable([1.0, 2.0])
+    opt = tf.keras.optimizers.Adam()
+    opt.build([v])
+    opt.apply_gradients([(tf.constant([1.0, 1.0]), v)])
+    assert len(opt.variables) == 3  # iterations, m, v: no duplicate slots
