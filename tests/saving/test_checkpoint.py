@@ -134,14 +134,8 @@ def _run(*args):
     assert out.returncode == 0, out.stderr[-3000:]
 
 
-ADAM_PENDING = pytest.mark.xfail(
-    strict=True,
-    reason="TRAINING: Optimizer.build(var_list) does not record the variables in _known, so "
-    "apply_gradients builds a second, zeroed set of slots after a restore (issue 5 contract)",
-)
 
-
-@pytest.mark.parametrize("opt_name", ["SGD", pytest.param("Adam", marks=ADAM_PENDING)])
+@pytest.mark.parametrize("opt_name", ["SGD", "Adam"])
 def test_exact_resume_in_a_new_process(tmp_path, opt_name):
     _run("straight", tmp_path, 4, opt_name)
     _run("first", tmp_path, 2, opt_name)
