@@ -132,6 +132,8 @@ def op(
 
     def decorate(forward: Callable[..., Any]) -> Any:
         prim = Primitive(name, forward, n_inputs, multi_out, same_dtype, may_alias, list_input)
+        # One array out, never aliasing a Variable's buffer: the wrappers' fast path applies.
+        simple = not multi_out and not may_alias
 
         def run(inputs: list[Any], device: backend.Device, rest: tuple, kwargs: dict) -> Any:
             arrays = [t._data for t in inputs]
@@ -163,10 +165,19 @@ def op(
                 if isinstance(x, TensorLike) and not _flags.multi_device:
                     device = x._device
                     try:
-                        out = forward(device.xp, x._data, *rest, **kwargs)
+                        if rest or kwargs:
+                            out = forward(device.xp, x._data, *rest, **kwargs)
+                        else:
+                            out = forward(device.xp, x._data)
                     except (ValueError, IndexError) as err:
                         raise _shape_error(prim, err, [x._data]) from None
-                    return _finish(prim, [x], out, device, rest, kwargs)
+                    if simple and type(out) is device.ndarray:
+                        result = Tensor(out, device)
+                        tapes = _state.tapes
+                        if tapes and prim.grad_fn is not None:
+                            _tape.record(tapes, prim, (x,), result, rest, kwargs)
+                        return result
+                    return _finish(prim, (x,), out, device, rest, kwargs)
                 inputs, device = _convert_inputs(prim, [x])
                 return run(inputs, device, rest, kwargs)
 
@@ -174,6 +185,7 @@ def op(
 
             @functools.wraps(forward)
             def wrapper(x: Any, y: Any, *rest: Any, name: str | None = None, **kwargs: Any) -> Any:
+                # The hot path: two tensors on one device. Everything else goes through `run`.
                 if (
                     isinstance(x, TensorLike)
                     and isinstance(y, TensorLike)
@@ -181,14 +193,24 @@ def op(
                     and not _flags.multi_device
                 ):
                     xa, ya = x._data, y._data
-                    if prim.same_dtype and xa.dtype != ya.dtype:
+                    # `is` first: NumPy reuses one dtype object per builtin type.
+                    if same_dtype and xa.dtype is not ya.dtype and xa.dtype != ya.dtype:
                         raise _dtype_error(prim, xa.dtype, ya.dtype)
                     device = x._device
                     try:
-                        out = forward(device.xp, xa, ya, *rest, **kwargs)
+                        if rest or kwargs:
+                            out = forward(device.xp, xa, ya, *rest, **kwargs)
+                        else:
+                            out = forward(device.xp, xa, ya)
                     except (ValueError, IndexError) as err:
                         raise _shape_error(prim, err, [xa, ya]) from None
-                    return _finish(prim, [x, y], out, device, rest, kwargs)
+                    if simple and type(out) is device.ndarray:
+                        result = Tensor(out, device)
+                        tapes = _state.tapes
+                        if tapes and prim.grad_fn is not None:
+                            _tape.record(tapes, prim, (x, y), result, rest, kwargs)
+                        return result
+                    return _finish(prim, (x, y), out, device, rest, kwargs)
                 inputs, device = _convert_inputs(prim, [x, y])
                 return run(inputs, device, rest, kwargs)
 
@@ -214,10 +236,11 @@ def op(
     return decorate
 
 
-def _finish(prim: Primitive, inputs: list[Any], out: Any, device: backend.Device, rest: tuple,
+def _finish(prim: Primitive, inputs: Any, out: Any, device: backend.Device, rest: tuple,
             kwargs: dict) -> Any:  # fmt: skip
+    """Wrap the forward's result (copying it if it may alias a Variable) and record it."""
     xp = device.xp
-    ndarray = xp.ndarray
+    ndarray = device.ndarray
     if prim.multi_out:
         outs = tuple(Tensor(o if type(o) is ndarray else xp.asarray(o), device) for o in out)
         result: Any = outs

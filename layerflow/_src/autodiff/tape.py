@@ -26,9 +26,9 @@ class _State(threading.local):
 _state = _State()
 
 
-def record(tapes: list[GradientTape], prim: Any, inputs: list[Any], result: Any, rest: tuple,
+def record(tapes: list[GradientTape], prim: Any, inputs: Any, result: Any, rest: tuple,
            kwargs: dict) -> None:  # fmt: skip
-    """Append a node to every active tape that watches one of `inputs`."""
+    """Append a node to every active tape that watches one of `inputs` (a tuple, or a list)."""
     node = None
     for tape in tapes:
         watched = tape._watched
@@ -36,22 +36,26 @@ def record(tapes: list[GradientTape], prim: Any, inputs: list[Any], result: Any,
         for x in inputs:
             if id(x) in watched:
                 hit = True
-            elif (
-                tape._watch_accessed
-                and isinstance(x, Variable)
-                and x._trainable
-                and x._data.dtype.kind in "fc"
-            ):
+            elif type(x) is not Tensor and tape._watch_accessed and _autowatch(x):
                 watched[id(x)] = x
                 hit = True
-        if hit:
-            if node is None:
-                node = (prim, tuple(inputs), result, rest, kwargs)
-            tape._nodes.append(node)
-            outs = result if prim.multi_out else (result,)
-            for o in outs:
+        if not hit:
+            continue
+        if node is None:
+            # tuple() of a tuple is the tuple itself: the wrappers' fast paths pass tuples.
+            node = (prim, tuple(inputs), result, rest, kwargs)
+        tape._nodes.append(node)
+        if prim.multi_out:
+            for o in result:
                 if o._data.dtype.kind in "fc":
                     watched[id(o)] = o
+        elif result._data.dtype.kind in "fc":
+            watched[id(result)] = result
+
+
+def _autowatch(x: Any) -> bool:
+    """Whether a tape watching accessed variables starts watching `x` (trainable float ones)."""
+    return isinstance(x, Variable) and x._trainable and x._data.dtype.kind in "fc"
 
 
 class GradientTape:

@@ -51,7 +51,7 @@ class LogicalDeviceConfiguration:
 class Device:
     """A logical device: where arrays live and which array module (`xp`) computes on them."""
 
-    __slots__ = ("kind", "index", "physical_index", "name", "short_name", "xp")
+    __slots__ = ("kind", "index", "physical_index", "name", "short_name", "xp", "ndarray")
 
     def __init__(self, kind: str, index: int, physical_index: int, xp: ModuleType) -> None:
         self.kind = kind
@@ -60,6 +60,7 @@ class Device:
         self.short_name = f"{kind}:{index}"
         self.name = _PREFIX + self.short_name
         self.xp = xp
+        self.ndarray = xp.ndarray  # read by every op to check what the forward returned
 
     def __repr__(self) -> str:
         return f"Device({self.name!r})"

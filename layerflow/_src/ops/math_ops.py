@@ -563,14 +563,17 @@ def _matmul(xp: Any, a: Any, b: Any, transpose_a: bool = False, transpose_b: boo
         a = xp.swapaxes(a, -1, -2)
     if transpose_b:
         b = xp.swapaxes(b, -1, -2)
-    if a.shape[-1] != b.shape[-2]:
-        raise errors.InvalidArgumentError(
-            None,
-            "matmul",
-            f"matmul: the inner dimensions of shapes {tuple(a.shape)} and {tuple(b.shape)} "
-            f"(after transposes) differ: {a.shape[-1]} vs {b.shape[-2]}.",
-        )
-    return xp.matmul(a, b)
+    try:
+        return xp.matmul(a, b)
+    except ValueError:  # explain the common mistake; other mismatches get the generic message
+        if a.shape[-1] == b.shape[-2]:
+            raise
+    raise errors.InvalidArgumentError(
+        None,
+        "matmul",
+        f"matmul: the inner dimensions of shapes {tuple(a.shape)} and {tuple(b.shape)} "
+        f"(after transposes) differ: {a.shape[-1]} vs {b.shape[-2]}.",
+    )
 
 
 @_matmul.grad
@@ -609,7 +612,9 @@ def matmul(
     >>> tf.matmul([[1.0, 2.0]], [[3.0], [4.0]]).numpy()
     array([[11.]], dtype=float32)
     """
-    return _matmul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
+    if transpose_a or transpose_b or adjoint_a or adjoint_b:
+        return _matmul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
+    return _matmul(a, b)  # the common case, without attributes to pass along and record
 
 
 # --- shape ops the gradients above need -----------------------------------------------------------
