@@ -662,6 +662,11 @@ def _step_time(seconds: float) -> str:
     return f"{seconds * 1e6:.0f}us/step"
 
 
+def _interactive(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) or "ipykernel" in sys.modules
+
+
 class ProgbarLogger(Callback):
     """Keras-style progress: a live bar per epoch with `verbose=1` (tqdm when installed),
     one line per epoch with `verbose=2`. Evaluate and predict show a bar with `verbose=1`.
@@ -688,7 +693,9 @@ class ProgbarLogger(Callback):
         self._seen = 0
         self._start = self._last = time.perf_counter()
         self._bar = None
-        if self.verbose != 1:
+        if self.verbose != 1 or not _interactive(self._out()):
+            # Like Keras' Progbar: a live bar only on a terminal or notebook; logs and pipes get
+            # one finished line per epoch instead of hundreds of carriage-return updates.
             return
         bar_class = _tqdm_class()
         if bar_class is None:  # tqdm is the `progress` extra; without it, print at the end
@@ -725,7 +732,10 @@ class ProgbarLogger(Callback):
                 self._bar.total = self._seen
             self._bar.close()
             self._bar = None
-        elif self.verbose == 2 and epoch_line or self.verbose == 1:
+        elif self.verbose == 1:
+            total = self._seen
+            print(f"{total}/{total} [{'=' * 30}] - {self._postfix(logs)}", file=self._out())
+        elif self.verbose == 2 and epoch_line:
             secs = time.perf_counter() - self._start
             steps = self.params.get("steps") if self._mode == "train" else None
             total = steps or self._seen

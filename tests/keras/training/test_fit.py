@@ -204,5 +204,25 @@ def test_progress_output_verbose_1_and_2(capsys):
     assert out[0] == "Epoch 1/2" and out[2] == "Epoch 2/2" and len(out) == 4
     assert out[1].startswith("4/4 - ") and "loss: " in out[1] and "accuracy: " in out[1]
     m.fit(x, y, batch_size=16, epochs=1, verbose=1)
-    text = capsys.readouterr().out
-    assert "Epoch 1/1" in text and "4/4 [" in text and "/step" in text and "accuracy:" in text
+    out = capsys.readouterr().out.splitlines()
+    # Not a terminal: one finished bar line per epoch, no carriage-return updates.
+    assert out[0] == "Epoch 1/1" and len(out) == 2 and "\r" not in out[1]
+    assert out[1].startswith("4/4 [====") and "/step" in out[1] and "accuracy:" in out[1]
+
+
+def test_progress_bar_is_live_on_a_terminal():
+    import io
+
+    from layerflow._src.keras.callbacks import ProgbarLogger
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    x, y = _blobs(n=64)
+    m = _compiled()
+    bar = ProgbarLogger()
+    bar.stream = Terminal()
+    m.fit(x, y, batch_size=16, epochs=1, verbose=1, callbacks=[bar])
+    text = bar.stream.getvalue()
+    assert "\r" in text and "4/4 [" in text and "accuracy:" in text
