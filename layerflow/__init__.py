@@ -150,13 +150,11 @@ _LAZY = {
     "io": "layerflow.io",
     "train": "layerflow.train",
     "image": "layerflow.image",
-    "saved_model": "layerflow.saved_model",
     "initializers": "layerflow.initializers",
     "losses": "layerflow.losses",
     "optimizers": "layerflow.optimizers",
     "metrics": "layerflow.metrics",
     "dtypes": "layerflow.dtypes",
-    "experimental": "layerflow.experimental",
 }
 
 
@@ -175,12 +173,15 @@ def __getattr__(name: str):  # noqa: ANN202 - module hook
 
 
 def _lazy_functions() -> dict:
-    """TF's top-level initializer aliases, which live in keras, and tf.Module (first use)."""
+    """TF's top-level initializer aliases, which live in keras, tf.Module and tf.TensorSpec
+    (imported on first use, to keep `import layerflow` fast)."""
+    from layerflow._src.data.structure import TensorSpec
     from layerflow._src.framework.module import Module
     from layerflow._src.keras import initializers as init
 
     return {
         "Module": Module,
+        "TensorSpec": TensorSpec,
         "random_normal_initializer": init.RandomNormal,
         "random_uniform_initializer": init.RandomUniform,
         "zeros_initializer": init.Zeros,

@@ -19,3 +19,11 @@ def test_gradient_tape_basics():
         y = tf.reduce_sum(tf.matmul(x, w) ** 2)
     g = tape.gradient(y, w)
     np.testing.assert_allclose(g.numpy(), [[2 * 11 * 3], [2 * 11 * 4]])
+
+
+def test_lazy_facade_names_resolve():
+    for name in ("keras", "data", "distribute", "io", "train", "image", "initializers", "losses",
+                 "optimizers", "metrics", "dtypes", "Module", "TensorSpec",
+                 "random_normal_initializer", "zeros_initializer"):  # fmt: skip
+        assert getattr(tf, name) is not None, name
+    assert tf.fill([2], tf.constant(3, tf.int64)).dtype == tf.int64

@@ -76,7 +76,13 @@ def ones(shape: Any, dtype: Any = "float32", name: str | None = None) -> Tensor:
 
 
 def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
-    v = host_array(value)
+    """A tensor of shape `dims` filled with `value`, in the value's dtype (tensors keep theirs).
+
+    >>> import layerflow as tf
+    >>> tf.fill([2], tf.constant(3, tf.int64)).dtype
+    tf.int64
+    """
+    v = backend.to_host(value._data) if isinstance(value, TensorLike) else host_array(value)
     return _filled(dims, dtypes.from_numpy(v.dtype), v)
 
 

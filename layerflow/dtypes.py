@@ -1,0 +1,24 @@
+"""`tf.dtypes`: the DType class, the dtype constants and conversions."""
+
+from layerflow._src.framework.dtypes import (
+    DType,
+    as_dtype,
+    bool_ as bool,  # noqa: A004 - TF's name
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    string,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from layerflow._src.ops.math_ops import cast
