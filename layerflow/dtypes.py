@@ -3,7 +3,6 @@
 from layerflow._src.framework.dtypes import (
     DType,
     as_dtype,
-    bool_ as bool,  # noqa: A004 - TF's name
     complex64,
     complex128,
     double,
@@ -20,5 +19,8 @@ from layerflow._src.framework.dtypes import (
     uint16,
     uint32,
     uint64,
+)
+from layerflow._src.framework.dtypes import (
+    bool_ as bool,  # noqa: A004 - TF's name
 )
 from layerflow._src.ops.math_ops import cast
