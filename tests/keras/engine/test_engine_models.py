@@ -203,3 +203,19 @@ def test_summary_of_subclassed_and_frozen_models():
     expanded = []
     tf.keras.Sequential([model]).summary(print_fn=expanded.append, expand_nested=True)
     assert any(line.startswith("  dense (Dense)") for line in expanded)
+
+
+def test_python_operators_on_symbolic_tensors():
+    x = tf.keras.Input(shape=(3,))
+    y = tf.keras.Input(shape=(3,))
+    assert (x * 2).shape == (None, 3) and (x + y)[:, 0].shape == (None,)
+    model = tf.keras.Model([x, y], [x * 2 + 1, 1 - y, (x + y)[:, 0], -x])
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.full((2, 3), 3.0, np.float32)
+    doubled, flipped, first, neg = model([a, b])
+    np.testing.assert_array_equal(doubled.numpy(), a * 2 + 1)
+    np.testing.assert_array_equal(flipped.numpy(), 1 - b)
+    np.testing.assert_array_equal(first.numpy(), (a + b)[:, 0])
+    np.testing.assert_array_equal(neg.numpy(), -a)
+    with pytest.raises(TypeError, match="Python condition"):
+        bool(x)

@@ -7,16 +7,19 @@ calls each node's layer again, eagerly, on the real tensors.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import Any
 
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import Input, InputLayer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node
 from layerflow._src.ops import math_ops
-from layerflow._src.utils import nest
+from layerflow._src.utils import naming, nest
 
-__all__ = ["Input", "InputLayer", "init_graph", "run_graph"]
+__all__ = ["Input", "InputLayer", "TFOpLambda", "init_graph", "run_graph"]
 
 
 def _check_symbolic(model: Any, what: str, structure: Any) -> list[KerasTensor]:
@@ -148,3 +151,49 @@ def run_graph(model: Any, inputs: Any, training: Any = None) -> Any:
         for kt, v in zip(flat_kt, flat_out):
             values[id(kt)] = v
     return nest.map_structure(real, model._graph_outputs)
+
+
+class TFOpLambda(Layer):
+    """A Python operator applied to symbolic tensors (`x + y`, `2 * x`, `x[:, 0]`) as a layer.
+
+    >>> import layerflow as tf
+    >>> x = tf.keras.Input(shape=(3,))
+    >>> model = tf.keras.Model(x, x * 2 + 1)
+    >>> model(tf.ones((1, 3))).numpy().tolist()
+    [[3.0, 3.0, 3.0]]
+    """
+
+    def __init__(self, fn: Callable[..., Any], symbol: str, **kwargs: Any) -> None:
+        kwargs.setdefault("name", naming.unique_name(f"tf.__operators__.{symbol}"))
+        super().__init__(autocast=False, **kwargs)
+        self.fn = fn
+        self.symbol = symbol
+
+    def _convert_inputs(self, inputs: Any) -> Any:
+        return inputs  # Python numbers stay Python numbers: they take their partner's dtype
+
+    def call(self, inputs: Any, *args: Any) -> Any:
+        return self.fn(*inputs, *args)
+
+    def get_config(self) -> dict[str, Any]:
+        raise NotImplementedError(
+            f"TFOpLambda '{self.name}' ({self.symbol}) cannot be serialized; wrap the "
+            "computation in a registered custom layer to save the model's architecture."
+        )
+
+
+def _binary(fn: Callable[..., Any], symbol: str, reflected: bool = False) -> Callable[..., Any]:
+    def method(self: KerasTensor, other: Any) -> Any:
+        pair = [other, self] if reflected else [self, other]
+        return TFOpLambda(fn, symbol)(pair)
+
+    return method
+
+
+for _name, _fn in {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+                   "truediv": operator.truediv, "pow": operator.pow,
+                   "matmul": operator.matmul}.items():  # fmt: skip
+    setattr(KerasTensor, f"__{_name}__", _binary(_fn, _name))
+    setattr(KerasTensor, f"__r{_name}__", _binary(_fn, _name, reflected=True))
+KerasTensor.__neg__ = lambda self: TFOpLambda(operator.neg, "neg")([self])
+KerasTensor.__getitem__ = lambda self, key: TFOpLambda(operator.getitem, "getitem")([self], key)
