@@ -568,7 +568,7 @@ class Layer(Module):
         if isinstance(inputs, TensorLike):
             x = inputs
         elif isinstance(inputs, list | tuple | dict) and any(
-            isinstance(v, TensorLike) for v in nest.flatten(inputs)
+            isinstance(v, TensorLike | np.ndarray) for v in nest.flatten(inputs)
         ):
             return nest.map_structure(self._convert_one, inputs)
         else:
