@@ -51,6 +51,7 @@ from layerflow._src.keras.engine.layer_utils import (
     output_spec,
     regularization_loss,
     shapes_of,
+    spec_by_running,
     to_shapes,
     who,
     wrap_build,
@@ -641,7 +642,7 @@ class Layer(Module):
         kts = map_shapes(lambda s: KerasTensor(s, self.dtype), shapes)
         if not self.built:
             self._maybe_build(kts)
-        spec = self._output_spec(kts, shapes, (), {})
+        spec = spec_by_running(self, kts, shapes, (), {})
         return map_shapes_out(spec)
 
     def compute_output_signature(self, input_signature: Any) -> Any:

@@ -182,6 +182,12 @@ def output_spec(layer: Any, inputs: Any, shapes: Any, args: tuple, kwargs: dict)
         first = nest.flatten(inputs)[0]
         dt = layer.dtype if first.dtype.is_floating else first.dtype.name
         return map_shapes(lambda s: KerasTensor(s, dt), to_shapes(out_shapes))
+    return spec_by_running(layer, inputs, shapes, args, kwargs)
+
+
+def spec_by_running(layer: Any, inputs: Any, shapes: Any, args: tuple, kwargs: dict) -> Any:
+    """Output KerasTensors found by running `call` on zeros (the base `compute_output_shape`;
+    never dispatches to an override, so `super().compute_output_shape()` cannot recurse)."""
     outputs = placeholder_run(layer, inputs, args, kwargs)
     none_batch = any(s.rank and s[0] is None for s in flat_shapes(shapes) if s is not None)
 
