@@ -25,10 +25,15 @@ def _as_loss(identifier: Any) -> Any:
     return losses_mod.LossFunctionWrapper(loss, name=getattr(loss, "__name__", "loss"))
 
 
-def _output_names(y_pred: Any) -> list[str]:
+def _output_names(y_pred: Any, given: list[str] | None = None) -> list[str]:
+    """Keys of a dict output; else the model's output names (its output layers' names, as
+    Keras 2 prefixes per-output metrics: `out1_loss`); else `output_1`, `output_2`, ..."""
     if isinstance(y_pred, dict):
         return list(y_pred)
-    return [f"output_{i + 1}" for i in range(len(nest.flatten(y_pred)))]
+    n = len(nest.flatten(y_pred))
+    if given is not None and len(given) == n:
+        return list(given)
+    return [f"output_{i + 1}" for i in range(n)]
 
 
 def _batch_size(y_pred: Any) -> float:
@@ -40,23 +45,29 @@ def _batch_size(y_pred: Any) -> float:
 class LossesContainer:
     """Computes the total training loss and tracks its running mean as the `loss` metric."""
 
-    def __init__(self, losses: Any, loss_weights: Any = None) -> None:
+    def __init__(
+        self, losses: Any, loss_weights: Any = None, output_names: list[str] | None = None
+    ) -> None:
+        self._output_names = output_names
         self._user_losses = losses
         self._user_weights = loss_weights
         self.tracker = metrics_mod.Mean(name="loss")
-        self._per_output: list[tuple[Any, float, metrics_mod.Mean | None]] | None = None
+        # Per output: (loss, weight, name). The per-output trackers are made on the first
+        # tracker update, never while replicas compute (metric variables are made in one thread).
+        self._per_output: list[tuple[Any, float, str]] | None = None
+        self._trackers: list[metrics_mod.Mean | None] | None = None
         self._single = None if isinstance(losses, list | tuple | dict) else _as_loss(losses)
 
     @property
     def metrics(self) -> list[metrics_mod.Metric]:
         out: list[metrics_mod.Metric] = [self.tracker]
-        for _, _, tracker in self._per_output or ():
+        for tracker in self._trackers or ():
             if tracker is not None:
                 out.append(tracker)
         return out
 
     def _build(self, y_pred: Any) -> None:
-        names = _output_names(y_pred)
+        names = _output_names(y_pred, self._output_names)
         user, weights = self._user_losses, self._user_weights
         if isinstance(user, dict):
             missing = [k for k in user if k not in names]
@@ -85,16 +96,23 @@ class LossesContainer:
                 raise ValueError(
                     f"loss_weights has {len(ws)} entries for a model with {len(names)} outputs."
                 )
-        multi = len(names) > 1
-        self._per_output = [
-            (fn, w, metrics_mod.Mean(name=f"{n}_loss") if multi and fn is not None else None)
-            for fn, w, n in zip(fns, ws, names)
-        ]
+        self._per_output = list(zip(fns, ws, names))
 
     def __call__(
         self, y_true: Any, y_pred: Any, sample_weight: Any = None, regularization_losses: Any = None
     ) -> Any:
+        total, parts = self.compute(y_true, y_pred, sample_weight, regularization_losses)
+        self.update_trackers(total, parts, y_pred)
+        return total
+
+    def compute(
+        self, y_true: Any, y_pred: Any, sample_weight: Any = None, regularization_losses: Any = None
+    ) -> tuple[Any, list[Any] | None]:
+        """The total loss and, for multi-output models, each output's loss (None where that
+        output has no loss), without touching the trackers: replicas of a distribution
+        strategy compute here in parallel and the trackers are updated once, afterwards."""
         single = self._single
+        parts = None
         if single is not None and not nest.is_nested(y_pred) and not nest.is_nested(y_true):
             if y_true is None:
                 raise ValueError(
@@ -103,7 +121,7 @@ class LossesContainer:
                 )
             total = single(y_true, y_pred, sample_weight)
         else:
-            total = self._multi(y_true, y_pred, sample_weight)
+            total, parts = self._multi(y_true, y_pred, sample_weight)
         if regularization_losses:
             extra = regularization_losses[0]
             for r in regularization_losses[1:]:
@@ -111,15 +129,30 @@ class LossesContainer:
             total = M.add(
                 total, M.cast(extra, total.dtype) if extra.dtype != total.dtype else extra
             )
-        self.tracker.update_state(total._data, sample_weight=_batch_size(y_pred))
-        return total
+        return total, parts
 
-    def _multi(self, y_true: Any, y_pred: Any, sample_weight: Any) -> Any:
+    def update_trackers(self, total: Any, parts: list[Any] | None, y_pred: Any) -> None:
+        """Add one batch's losses to the running means, weighted by the batch's size."""
+        self.tracker.update_state(total._data, sample_weight=_batch_size(y_pred))
+        if parts is None:
+            return
+        if self._trackers is None:
+            multi = len(self._per_output) > 1
+            self._trackers = [
+                metrics_mod.Mean(name=f"{n}_loss") if multi and fn is not None else None
+                for fn, _, n in self._per_output
+            ]
+        preds = list(y_pred.values()) if isinstance(y_pred, dict) else nest.flatten(y_pred)
+        for tracker, value, p in zip(self._trackers, parts, preds):
+            if tracker is not None and value is not None:
+                tracker.update_state(value._data, sample_weight=_batch_size(p))
+
+    def _multi(self, y_true: Any, y_pred: Any, sample_weight: Any) -> tuple[Any, list[Any]]:
         if self._per_output is None:
             self._build(y_pred)
         preds = list(y_pred.values()) if isinstance(y_pred, dict) else nest.flatten(y_pred)
         if isinstance(y_true, dict):
-            trues = [y_true.get(n) for n in _output_names(y_pred)]
+            trues = [y_true.get(n) for n in _output_names(y_pred, self._output_names)]
         elif len(preds) == 1:
             trues = [y_true]
         else:
@@ -134,17 +167,18 @@ class LossesContainer:
             else [sample_weight] * len(preds)
         )
         total = None
-        for (fn, w, tracker), t, p, sw in zip(self._per_output, trues, preds, sws):
+        parts: list[Any] = []
+        for (fn, w, _), t, p, sw in zip(self._per_output, trues, preds, sws):
             if fn is None or t is None:
+                parts.append(None)
                 continue
             value = fn(t, p, sw)
-            if tracker is not None:
-                tracker.update_state(value._data, sample_weight=_batch_size(p))
+            parts.append(value)
             value = value * w if w != 1.0 else value
             total = value if total is None else M.add(total, value)
         if total is None:
             raise ValueError("No loss to compute: every output's loss or target is None.")
-        return total
+        return total, parts
 
     def reset_state(self) -> None:
         for m in self.metrics:
@@ -189,7 +223,13 @@ def _as_metric(identifier: Any, prefix: str = "") -> metrics_mod.Metric:
 class MetricsContainer:
     """The compiled metrics, updated from (y_true, y_pred, sample_weight) every batch."""
 
-    def __init__(self, metrics: Any = None, weighted_metrics: Any = None) -> None:
+    def __init__(
+        self,
+        metrics: Any = None,
+        weighted_metrics: Any = None,
+        output_names: list[str] | None = None,
+    ) -> None:
+        self._output_names = output_names
         self._user = metrics
         self._user_weighted = weighted_metrics
         self._per_output: list[tuple[list[metrics_mod.Metric], list[metrics_mod.Metric]]] | None
@@ -209,7 +249,7 @@ class MetricsContainer:
         return list(self._flat)
 
     def _build(self, y_pred: Any) -> None:
-        names = _output_names(y_pred)
+        names = _output_names(y_pred, self._output_names)
         out = []
         for n in names:
 
@@ -238,7 +278,7 @@ class MetricsContainer:
             self._build(y_pred)
         preds = list(y_pred.values()) if isinstance(y_pred, dict) else nest.flatten(y_pred)
         if isinstance(y_true, dict):
-            trues = [y_true.get(n) for n in _output_names(y_pred)]
+            trues = [y_true.get(n) for n in _output_names(y_pred, self._output_names)]
         else:
             trues = nest.flatten(y_true) if len(preds) > 1 else [y_true]
         for (plain, weighted), t, p in zip(self._per_output, trues, preds):

@@ -204,13 +204,17 @@ class IterableData:
         if steps is None:
             self.steps = _known_length(data)
         self._iterator: Iterator[Any] | None = None
+        self._yielded = 0
+        # Set when an iterator consumed across epochs (steps_per_epoch) ran out of data: fit
+        # then ends training after this epoch, as Keras does, instead of restarting it.
+        self.exhausted = False
 
     def __len__(self) -> int:
         return self.steps or 0
 
     def epoch(self) -> Iterator[Any]:
         # Without steps, every epoch is one full pass. With steps_per_epoch, one iterator is
-        # consumed across epochs (as Keras does), started afresh when it runs out.
+        # consumed across epochs (as Keras does); when it runs out, `exhausted` is set.
         if self.steps is None or _known_length(self.data) == self.steps:
             it: Iterator[Any] = iter(self.data)
         else:
@@ -222,13 +226,14 @@ class IterableData:
             try:
                 element = next(it)
             except StopIteration:
-                self._iterator = None
-                if count == 0 and self.steps is not None:
+                if self._yielded == 0 and self.steps is not None:
                     raise ValueError(
                         "The input data is empty or exhausted: a generator can be iterated only "
                         "once. Use a tf.data.Dataset (re-iterable), or .repeat() it and pass "
                         "steps_per_epoch."
                     ) from None
+                if self.steps is not None:
+                    self.exhausted = True
                 return
             x, y, sw = unpack_x_y_sample_weight(element)
             if self.class_weight is not None and y is not None:
@@ -239,6 +244,7 @@ class IterableData:
                 )
             yield pack_x_y_sample_weight(_to_tensors(x), _to_tensors(y), _to_tensors(sw))
             count += 1
+            self._yielded += 1
 
 
 def _known_length(data: Any) -> int | None:

@@ -8,18 +8,25 @@ Trainer state lives in underscore attributes so the engine does not track it as 
 
 from __future__ import annotations
 
+import itertools
+import logging
 from typing import Any
 
 import numpy as np
 
 from layerflow._src import backend
 from layerflow._src.autodiff.tape import GradientTape
+from layerflow._src.distribute import distribute_lib
+from layerflow._src.distribute.train_step import distributed_train_step
+from layerflow._src.distribute.values import MirroredVariable
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras import callbacks as callbacks_mod
 from layerflow._src.keras import compile_utils
 from layerflow._src.keras import data_adapter as da
 from layerflow._src.keras import optimizers as optimizers_mod
 from layerflow._src.utils import nest
+
+_log = logging.getLogger("layerflow")
 
 
 def _py(value: Any) -> Any:
@@ -101,8 +108,9 @@ class Trainer:
             raise TypeError(f"compile() got unexpected keyword arguments {unknown}.")
         self._optimizer = optimizers_mod.get(optimizer)
         self._loss_identifier = loss
-        self._compiled_loss = compile_utils.LossesContainer(loss, loss_weights)
-        self._compiled_metrics = compile_utils.MetricsContainer(metrics, weighted_metrics)
+        names = _model_output_names(self)
+        self._compiled_loss = compile_utils.LossesContainer(loss, loss_weights, names)
+        self._compiled_metrics = compile_utils.MetricsContainer(metrics, weighted_metrics, names)
         self._run_eagerly = True if run_eagerly is None else bool(run_eagerly)
         self._jit_compile = bool(jit_compile)
         self._steps_per_execution = int(steps_per_execution or 1)
@@ -131,7 +139,9 @@ class Trainer:
     @loss.setter
     def loss(self, value: Any) -> None:
         self._loss_identifier = value
-        self._compiled_loss = compile_utils.LossesContainer(value)
+        self._compiled_loss = compile_utils.LossesContainer(
+            value, output_names=_model_output_names(self)
+        )
 
     @property
     def compiled_loss(self) -> Any:
@@ -275,12 +285,15 @@ class Trainer:
         per_batch = cbs.wants("on_train_batch_end")
         batch_begin = cbs.wants("on_train_batch_begin")
         epoch_logs: dict[str, Any] = {}
+        strategy = self._replicated_strategy("fit")
         train_step = self.train_step
+        if strategy is not None:
+            train_step = lambda batch: self._distributed_train_step(strategy, batch)  # noqa: E731
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             cbs.on_epoch_begin(epoch)
             logs: Any = None
-            for step, batch in enumerate(train.epoch()):
+            for step, batch in enumerate(self._batches(train, strategy)):
                 if batch_begin:
                     cbs.on_train_batch_begin(step)
                 logs = train_step(batch)
@@ -288,6 +301,10 @@ class Trainer:
                     cbs.on_train_batch_end(step, _py_logs(logs))
                 if self.stop_training:
                     break
+            ran_out = getattr(train, "exhausted", False)
+            if logs is None and ran_out:
+                _warn_ran_out(train.steps, epochs - initial_epoch)
+                break
             if logs is None:
                 raise ValueError(
                     "fit got no batches in an epoch: the data is empty (or a generator was "
@@ -304,6 +321,9 @@ class Trainer:
             cbs.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
                 break
+            if ran_out:
+                _warn_ran_out(train.steps, epochs - initial_epoch)
+                break
         cbs.on_train_end(epoch_logs)
         history = cbs._history
         self.history = history
@@ -315,9 +335,13 @@ class Trainer:
         cbs.on_test_begin()
         per_batch = cbs.wants("on_test_batch_end")
         logs: Any = None
-        for step, batch in enumerate(data.epoch()):
+        strategy = self._replicated_strategy("evaluate")
+        test_step = self.test_step
+        if strategy is not None:
+            test_step = lambda batch: self._distributed_test_step(strategy, batch)  # noqa: E731
+        for step, batch in enumerate(self._batches(data, strategy)):
             cbs.on_test_batch_begin(step)
-            logs = self.test_step(batch)
+            logs = test_step(batch)
             if per_batch:
                 cbs.on_test_batch_end(step, _py_logs(logs))
         if logs is None:
@@ -373,10 +397,15 @@ class Trainer:
         cbs = callbacks_mod.configure(callbacks, self, verbose, predict_steps=data.steps)
         cbs.on_predict_begin()
         outputs: list[Any] = []
-        for step, batch in enumerate(data.epoch()):
+        strategy = self._replicated_strategy("predict")
+        for step, batch in enumerate(self._batches(data, strategy)):
             cbs.on_predict_batch_begin(step)
-            out = self.predict_step(batch)
-            outputs.append(nest.map_structure(_host, out))
+            if strategy is None:
+                out = self.predict_step(batch)
+                outputs.append(nest.map_structure(_host, out))
+            else:
+                out = strategy.run(lambda *b: self.predict_step(b), args=batch)
+                outputs.append(_join_replicas(strategy, out))
             cbs.on_predict_batch_end(step, {"outputs": out})
         cbs.on_predict_end()
         if not outputs:
@@ -384,6 +413,84 @@ class Trainer:
         flat = [nest.flatten(o) for o in outputs]
         joined = [np.concatenate([f[i] for f in flat], axis=0) for i in range(len(flat[0]))]
         return nest.pack_sequence_as(outputs[0], joined)
+
+    # --- under a distribution strategy ------------------------------------------------------------
+    def _replicated_strategy(self, what: str) -> Any:
+        """The strategy to run `what` under when it has several replicas, else None (the
+        single-device fast path). A model made in `strategy.scope()` keeps that strategy."""
+        strategy = self.__dict__.get("_distribution_strategy") or distribute_lib.get_strategy()
+        if strategy.num_replicas_in_sync <= 1:
+            return None
+        if not distribute_lib.in_cross_replica_context() and distribute_lib.has_strategy():
+            raise RuntimeError(
+                f"Model.{what}() was called inside strategy.run (a replica context); call it "
+                "in cross-replica context, outside strategy.run."
+            )
+        own = {"train_step": Trainer.train_step, "test_step": Trainer.test_step}
+        own["predict_step"] = Trainer.predict_step
+        step = {"fit": "train_step", "evaluate": "test_step"}.get(what, "predict_step")
+        if getattr(type(self), step) is not own[step]:
+            raise NotImplementedError(
+                f"{type(self).__name__} overrides {step}(), which Model.{what}() cannot yet run "
+                f"under {type(strategy).__name__} with {strategy.num_replicas_in_sync} replicas. "
+                "Write the loop with strategy.run (see tf.distribute), or use the default step."
+            )
+        return strategy
+
+    def _batches(self, data: Any, strategy: Any) -> Any:
+        """One epoch of `data`'s batches, split across the replicas when under a strategy."""
+        batches = data.epoch()
+        if strategy is None:
+            return batches
+        # Writers that bypass `assign` (set_weights, load_weights, callbacks restoring weights)
+        # update only the primary copy of a mirrored variable; make the replicas agree first.
+        for v in self.weights:
+            if isinstance(v, MirroredVariable):
+                v._broadcast_from_primary()
+        if not self.built:
+            # Build once, in cross-replica context, so every weight is one mirrored variable
+            # (replicas building concurrently would each add the weights).
+            first = next(batches, None)
+            if first is None:
+                return iter(())
+            x, _, _ = da.unpack_x_y_sample_weight(first)
+            with strategy.scope():
+                self(x, training=False)
+            batches = itertools.chain([first], batches)
+        return iter(strategy.experimental_distribute_dataset(batches))
+
+    def _replica_losses(self, data: tuple[Any, ...], training: bool) -> tuple[Any, Any]:
+        x, y, sw = da.unpack_x_y_sample_weight(data)
+        y_pred = self(x, training=training)
+        total, parts = self._compiled_loss.compute(y, y_pred, sw, self.losses)
+        return total, (y, y_pred, sw, total, parts)
+
+    def _update_from_replicas(self, strategy: Any, aux: Any) -> dict[str, Any]:
+        """Loss trackers and metrics from every replica's slice, in this (the main) thread:
+        the running means weight each slice by its size, so they equal the full batch's."""
+        for y, y_pred, sw, total, parts in strategy.experimental_local_results(aux):
+            if _n_rows(y_pred) == 0:
+                continue  # an uneven last batch left this replica nothing
+            self._compiled_loss.update_trackers(total, parts, y_pred)
+            self._compiled_metrics.update_state(y, y_pred, sw)
+        return self.get_metrics_result()
+
+    def _distributed_train_step(self, strategy: Any, batch: Any) -> dict[str, Any]:
+        """`train_step` with each replica on its slice of the batch and one optimizer update
+        of the all-reduced gradients (Keras 2 scales each replica's loss by 1/replicas)."""
+        _, aux = distributed_train_step(
+            strategy,
+            lambda *data: self._replica_losses(data, True),
+            self.trainable_variables,
+            self._optimizer.apply_gradients,
+            batch if isinstance(batch, tuple) else (batch,),
+        )
+        return self._update_from_replicas(strategy, aux)
+
+    def _distributed_test_step(self, strategy: Any, batch: Any) -> dict[str, Any]:
+        args = batch if isinstance(batch, tuple) else (batch,)
+        _, aux = strategy.run(lambda *data: self._replica_losses(data, False), args=args)
+        return self._update_from_replicas(strategy, aux)
 
     # --- single batches -------------------------------------------------------------------------
     def train_on_batch(
@@ -441,3 +548,43 @@ def _should_validate(epoch: int, freq: Any) -> bool:
     if isinstance(freq, int):
         return (epoch + 1) % freq == 0
     return epoch + 1 in freq
+
+
+def _n_rows(structure: Any) -> int:
+    first = nest.flatten(structure)[0]
+    shape = first._data.shape if isinstance(first, TensorLike) else np.shape(first)
+    return int(shape[0]) if len(shape) else 1
+
+
+def _join_replicas(strategy: Any, out: Any) -> Any:
+    """One batch's outputs from every replica, as host arrays in the batch's original order
+    (the dataset was split into consecutive slices, replica 0 first)."""
+    parts = [nest.map_structure(_host, o) for o in strategy.experimental_local_results(out)]
+    flat = [nest.flatten(p) for p in parts]
+    joined = [np.concatenate([f[k] for f in flat], axis=0) for k in range(len(flat[0]))]
+    return nest.pack_sequence_as(parts[0], joined) if nest.is_nested(parts[0]) else joined[0]
+
+
+def _warn_ran_out(steps: int | None, epochs: int) -> None:
+    _log.warning(
+        "Your input ran out of data; interrupting training. Make sure that your dataset or "
+        "generator can generate at least `steps_per_epoch * epochs` batches (in this case, "
+        "%s batches). You may need to use the repeat() function when building your dataset.",
+        (steps or 0) * epochs,
+    )
+
+
+def _model_output_names(model: Any) -> list[str] | None:
+    """The names of a functional model's output layers (Keras 2's `model.output_names`)."""
+    outputs = model.__dict__.get("_graph_outputs")
+    if outputs is None:
+        return None
+    if isinstance(outputs, dict):
+        return list(outputs)
+    names = []
+    for t in nest.flatten(outputs):
+        history = getattr(t, "_keras_history", None)
+        if history is None:
+            return None
+        names.append(history[0].name)
+    return names
