@@ -121,3 +121,101 @@ def test_history_plot_and_lambda_callback(tmp_path):
     out = tmp_path / "curves.png"
     h.plot(str(out))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _val_model():
+    inputs = tf.keras.Input((3,))
+    out = tf.keras.layers.Dense(1, name="out")(tf.keras.layers.Dense(4, name="h")(inputs))
+    m = tf.keras.Model(inputs, out)
+    m.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
+    return m
+
+
+@pytest.mark.parametrize("suffix", [".safetensors", ".weights.h5"])
+def test_model_checkpoint_weights_only_files_load_back(tmp_path, suffix):
+    if suffix.endswith(".h5"):
+        pytest.importorskip("h5py")
+    m = _val_model()
+    path = tmp_path / f"ck-{{epoch:02d}}{suffix}"
+    ck = CB.ModelCheckpoint(str(path), save_weights_only=True)
+    m.fit(X, Y, batch_size=16, epochs=2, verbose=0, callbacks=[ck])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"ck-01{suffix}", f"ck-02{suffix}"]
+    fresh = _val_model()
+    fresh.load_weights(str(tmp_path / f"ck-02{suffix}"))
+    np.testing.assert_array_equal(fresh.predict(X, verbose=0), m.predict(X, verbose=0))
+    fresh.load_weights(str(tmp_path / f"ck-01{suffix}"))  # an earlier epoch: other weights
+    assert not np.array_equal(fresh.predict(X, verbose=0), m.predict(X, verbose=0))
+
+
+def test_model_checkpoint_whole_model_best_on_val_loss(tmp_path):
+    m = _val_model()
+    path = tmp_path / "best.keras"
+    ck = CB.ModelCheckpoint(str(path), monitor="val_loss", save_best_only=True)
+    snapshots = []
+
+    class Snap(CB.Callback):  # runs after the checkpoint: what the model was at each epoch end
+        def on_epoch_end(self, epoch, logs=None):
+            snapshots.append((logs["val_loss"], self.model.predict(X, verbose=0)))
+
+    # A negative learning rate after epoch 3 climbs the loss: later epochs are worse.
+    sched = CB.LearningRateScheduler(lambda epoch, lr: 0.05 if epoch < 3 else -0.05)
+    h = m.fit(X[:48], Y[:48], batch_size=16, epochs=6, verbose=0,
+              validation_data=(X[48:], Y[48:]), callbacks=[sched, ck, Snap()])  # fmt: skip
+    best_epoch = int(np.argmin(h.history["val_loss"]))
+    assert best_epoch == 2 and ck.best == pytest.approx(min(h.history["val_loss"]))
+    loaded = tf.keras.models.load_model(str(path))
+    np.testing.assert_allclose(
+        loaded.predict(X, verbose=0), snapshots[best_epoch][1], rtol=1e-6, atol=1e-6
+    )
+    # The file holds the compiled configuration too: evaluate reproduces the best val_loss.
+    assert loaded.evaluate(X[48:], Y[48:], verbose=0) == pytest.approx(
+        h.history["val_loss"][best_epoch], rel=1e-5
+    )
+
+
+def test_model_checkpoint_without_the_monitored_value_warns_and_keeps_going(tmp_path, capsys):
+    ck = CB.ModelCheckpoint(str(tmp_path / "w.weights.h5"), monitor="val_loss",
+                            save_best_only=True, save_weights_only=True)  # fmt: skip
+    h = _model().fit(X, Y, epochs=2, verbose=0, callbacks=[ck])  # no validation data
+    assert len(h.history["loss"]) == 2 and list(tmp_path.iterdir()) == []
+    assert "'val_loss' available" in capsys.readouterr().err
+
+
+def test_learning_rate_scheduler_changes_the_rate_each_epoch_in_the_step():
+    m = _model(lr=0.1)
+    m(X[:1])  # built, so the probe can read the weights before the first epoch
+    rates, deltas = [], []
+
+    class Probe(CB.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            rates.append(float(self.model.optimizer.learning_rate))
+            self.before = self.model.get_weights()[0].copy()
+
+        def on_epoch_end(self, epoch, logs=None):
+            deltas.append(np.abs(self.model.get_weights()[0] - self.before).max())
+
+    sched = CB.LearningRateScheduler(lambda epoch, lr: [0.1, 0.0, 0.01][epoch])
+    m.fit(X, Y, batch_size=64, epochs=3, shuffle=False, verbose=0, callbacks=[sched, Probe()])
+    assert rates == pytest.approx([0.1, 0.0, 0.01])
+    # One full-batch SGD step per epoch: lr 0 leaves the weights alone, the others move them.
+    assert deltas[0] > 0 and deltas[1] == 0.0 and deltas[2] > 0
+
+
+def test_early_stopping_on_val_loss_restores_the_best_epoch():
+    m = _val_model()
+    stop = CB.EarlyStopping(monitor="val_loss", patience=2, restore_best_weights=True)
+    kept = []
+
+    class Keep(CB.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            kept.append(self.model.get_weights())
+
+    sched = CB.LearningRateScheduler(lambda epoch, lr: 0.05 if epoch < 3 else -0.05)
+    h = m.fit(X[:48], Y[:48], batch_size=16, epochs=30, verbose=0,
+              validation_data=(X[48:], Y[48:]), callbacks=[sched, Keep(), stop])  # fmt: skip
+    n = len(h.history["val_loss"])
+    best = int(np.argmin(h.history["val_loss"]))
+    assert best == 2 and n == best + 3  # patience 2 after the best epoch
+    assert stop.stopped_epoch == n - 1
+    for a, b in zip(m.get_weights(), kept[best]):
+        np.testing.assert_array_equal(a, b)

@@ -226,3 +226,33 @@ def test_progress_bar_is_live_on_a_terminal():
     m.fit(x, y, batch_size=16, epochs=1, verbose=1, callbacks=[bar])
     text = bar.stream.getvalue()
     assert "\r" in text and "4/4 [" in text and "accuracy:" in text
+
+
+def test_input_that_runs_out_interrupts_training_with_keras_warning(caplog):
+    x, y = _blobs()
+    m = _compiled()
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(48)  # 5 batches, never repeated
+    seen = []
+
+    class Spy(tf.keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            seen.append(batch)
+
+    with caplog.at_level("WARNING", logger="layerflow"):
+        h = m.fit(ds, steps_per_epoch=2, epochs=5, verbose=0, callbacks=[Spy()])
+    # 2 + 2 + 1 batches: the third epoch ends early and no epoch restarts the data.
+    assert seen == [0, 1, 0, 1, 0] and len(h.history["loss"]) == 3
+    assert int(m.optimizer.iterations) == 5
+    assert "Your input ran out of data; interrupting training" in caplog.text
+    assert "at least `steps_per_epoch * epochs` batches (in this case, 10 batches)" in caplog.text
+    # A generator that ends exactly at an epoch boundary: no empty epoch is recorded.
+    gen = ((x[i : i + 60], y[i : i + 60]) for i in range(0, 240, 60))
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="layerflow"):
+        h = _compiled().fit(gen, steps_per_epoch=2, epochs=4, verbose=0)
+    assert len(h.history["loss"]) == 2 and "ran out of data" in caplog.text
+    # A repeated dataset never runs out: no warning.
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="layerflow"):
+        h = _compiled().fit(ds.repeat(), steps_per_epoch=3, epochs=4, verbose=0)
+    assert len(h.history["loss"]) == 4 and "ran out" not in caplog.text
