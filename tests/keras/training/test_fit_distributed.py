@@ -127,3 +127,36 @@ def test_default_strategy_keeps_the_single_device_path():
     model._distributed_train_step = lambda *a: calls.append(a) or original(*a)
     model.fit(x, y, batch_size=32, epochs=1, verbose=0)
     assert calls == []
+
+
+def test_multi_output_fit_under_strategy_matches_single_device(strategy):
+    x, y = _data(seed=2)
+    reg = x[:, :1] * 2.0
+
+    def build():
+        inputs = tf.keras.Input((5,))
+        h = tf.keras.layers.Dense(6, activation="relu", name="trunk")(inputs)
+        outs = [tf.keras.layers.Dense(1, name="out1")(h), tf.keras.layers.Dense(3, name="out2")(h)]
+        return tf.keras.Model(inputs, outs)
+
+    def compile_(m):
+        m.compile(
+            optimizer=tf.keras.optimizers.SGD(0.1),
+            loss={"out1": "mse", "out2": tf.keras.losses.SparseCategoricalCrossentropy(True)},
+            loss_weights=[0.3, 1.0],
+            metrics={"out2": "accuracy"},
+        )
+
+    ref = build()
+    compile_(ref)
+    with strategy.scope():
+        model = build()
+        model.set_weights(ref.get_weights())
+        compile_(model)
+    h = model.fit(x, [reg, y], batch_size=32, epochs=2, shuffle=False, verbose=0)
+    h_ref = ref.fit(x, [reg, y], batch_size=32, epochs=2, shuffle=False, verbose=0)
+    assert list(h.history) == ["loss", "out1_loss", "out2_loss", "out2_accuracy"]
+    for key in h_ref.history:
+        np.testing.assert_allclose(h.history[key], h_ref.history[key], rtol=1e-5)
+    for got, want in zip(model.get_weights(), ref.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
