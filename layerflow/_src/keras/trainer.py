@@ -8,6 +8,7 @@ Trainer state lives in underscore attributes so the engine does not track it as 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 from typing import Any
@@ -245,7 +246,11 @@ class Trainer:
         """Train for `epochs` epochs; returns a `History` (`history.history["loss"]`, ...).
 
         `x` may be arrays/tensors (with `y`), a `tf.data.Dataset` or any iterable of
-        `(x, y[, sample_weight])` batches.
+        `(x, y[, sample_weight])` batches. With `steps_per_epoch`, one iterator is consumed
+        across epochs; if it runs out, training stops after that epoch with Keras' warning.
+        A model made in `strategy.scope()` of a multi-replica strategy trains data-parallel:
+        each batch is split across the replicas and one update of the summed gradients is
+        applied per step (evaluate and predict split batches the same way).
         """
         self._assert_compiled("training/fitting")
         verbose = _verbose(verbose)
@@ -288,7 +293,7 @@ class Trainer:
         strategy = self._replicated_strategy("fit")
         train_step = self.train_step
         if strategy is not None:
-            train_step = lambda batch: self._distributed_train_step(strategy, batch)  # noqa: E731
+            train_step = functools.partial(self._distributed_train_step, strategy)
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             cbs.on_epoch_begin(epoch)
@@ -338,7 +343,7 @@ class Trainer:
         strategy = self._replicated_strategy("evaluate")
         test_step = self.test_step
         if strategy is not None:
-            test_step = lambda batch: self._distributed_test_step(strategy, batch)  # noqa: E731
+            test_step = functools.partial(self._distributed_test_step, strategy)
         for step, batch in enumerate(self._batches(data, strategy)):
             cbs.on_test_batch_begin(step)
             logs = test_step(batch)
