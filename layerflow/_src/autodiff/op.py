@@ -29,6 +29,8 @@ from layerflow._src.framework.variables import Variable
 
 _state = _tape._state
 _flags = backend.flags
+# Gradient functions ask this which inputs need a gradient (re-exported for the ops).
+input_needed = _tape.input_needed
 
 
 class Primitive:

@@ -3,6 +3,11 @@
 Nodes are recorded in execution order, which is already a topological order, so the backward
 pass is an iterative walk over the list in reverse: no recursion, no sort. A value used several
 times accumulates `grad += ...` (tied weights get the sum of both uses).
+
+Before the walk, one forward pass over the nodes marks the values that lie on a path from a
+watched source; a node none of whose inputs is marked is skipped, and while a gradient function
+runs, `input_needed(i)` tells it which of its inputs need a gradient (TF's `skip_input_indices`),
+so that e.g. matmul does not compute the gradient of the data batch nobody asked for.
 """
 
 from __future__ import annotations
@@ -21,9 +26,27 @@ from layerflow._src.utils import nest
 class _State(threading.local):
     def __init__(self) -> None:
         self.tapes: list[GradientTape] = []
+        # Which inputs of the node whose gradient function is running need a gradient; None
+        # outside a tape's backward walk (a direct call then computes every gradient).
+        self.needed: tuple[bool, ...] | None = None
 
 
 _state = _State()
+
+
+def input_needed(i: int) -> bool:
+    """Whether the gradient function now running must return a gradient for input `i`.
+
+    The tape sets this around each gradient call: inputs that lead to no requested source (the
+    data batch of a training step, for one) get False, and their gradient may be returned as
+    None without being computed. Outside a backward walk every input is needed.
+
+    >>> from layerflow._src.autodiff.tape import input_needed
+    >>> input_needed(0)
+    True
+    """
+    needed = _state.needed
+    return needed is None or needed[i]
 
 
 def record(tapes: list[GradientTape], prim: Any, inputs: Any, result: Any, rest: tuple,
@@ -210,6 +233,7 @@ class GradientTape:
             else:
                 g = Tensor(t._device.xp.asarray(og, dtype=t._data.dtype), t._device)
             _accumulate(grads, t, g)
+        relevant = self._relevant(sources)
         for prim, inputs, out, rest, kwargs in reversed(self._nodes):
             if prim.multi_out:
                 dys = [grads.get(id(o)) for o in out]
@@ -228,14 +252,23 @@ class GradientTape:
                     continue
                 if id(out) not in keep:
                     del grads[id(out)]
-            if prim.list_input:
-                in_grads = prim.grad_fn(dy, out, list(inputs), *rest, **kwargs)
-            else:
-                in_grads = prim.grad_fn(dy, out, *inputs, *rest, **kwargs)
+            needed = tuple(id(x) in relevant for x in inputs)
+            if True not in needed:
+                continue
+            # Saved and restored: a gradient function may run a nested tape's backward walk.
+            saved = _state.needed
+            _state.needed = needed
+            try:
+                if prim.list_input:
+                    in_grads = prim.grad_fn(dy, out, list(inputs), *rest, **kwargs)
+                else:
+                    in_grads = prim.grad_fn(dy, out, *inputs, *rest, **kwargs)
+            finally:
+                _state.needed = saved
             if not isinstance(in_grads, list | tuple):
                 in_grads = (in_grads,)
             for i, (x, g) in enumerate(zip(inputs, in_grads)):
-                if g is None or id(x) not in watched:
+                if g is None or not needed[i]:
                     continue
                 if not isinstance(g, TensorLike) or tuple(g._data.shape) != tuple(x._data.shape):
                     got = tuple(g._data.shape) if isinstance(g, TensorLike) else type(g).__name__
@@ -255,6 +288,25 @@ class GradientTape:
                     )
                 _accumulate(grads, x, g)
         return grads
+
+    def _relevant(self, sources: list[Any]) -> set[int]:
+        """ids of the float values that depend on a watched source (the sources included).
+
+        Nodes are in execution order, so one forward pass suffices. The nodes hold their inputs
+        and outputs, so the ids stay unique while the tape lives.
+        """
+        watched = self._watched
+        relevant = {id(s) for s in sources if id(s) in watched}
+        for prim, inputs, out, _, _ in self._nodes:
+            for x in inputs:
+                if id(x) in relevant:
+                    break
+            else:
+                continue
+            for o in out if prim.multi_out else (out,):
+                if o._data.dtype.kind in "fc":
+                    relevant.add(id(o))
+        return relevant
 
     def jacobian(
         self,

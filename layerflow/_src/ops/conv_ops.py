@@ -1,8 +1,8 @@
 """Convolution and pooling, NHWC (TF's default), SAME/VALID/explicit padding, strides, dilations.
 
 A convolution is im2col feeding ONE matrix product: the patches are gathered with one strided
-slice copy per kernel tap (KH*KW copies, never a loop over pixels) into an array shaped
-(N, OH, OW, KH, KW, C), which meets the filter reshaped to (KH*KW*C, O). The gradient for the
+slice copy per kernel tap (KH*KW copies, never a loop over pixels) into a matrix shaped
+(KH*KW*C, N*OH*OW), which meets the filter reshaped to (KH*KW*C, O). The gradient for the
 input scatters the patch gradients back the same way (col2im); the gradient for the filter is
 the patches' transpose times dy. The three ops are each other's gradients, so second
 derivatives work. Pooling uses the same tap slices.
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.autodiff.op import op
+from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import errors
 from layerflow._src.ops.array_ops import transpose
 from layerflow._src.ops.math_ops import _as_tensor, reshape
@@ -88,7 +88,7 @@ def _geometry(
 
 
 def _tap(i: int, j: int, geo: Any) -> tuple:
-    """The slice of the padded input that kernel tap (i, j) reads for every output pixel."""
+    """The slice of the padded NHWC input that kernel tap (i, j) reads for every output pixel."""
     (oh, ow), _, (sh, sw), (dh, dw) = geo
     return (
         slice(None),
@@ -96,6 +96,11 @@ def _tap(i: int, j: int, geo: Any) -> tuple:
         slice(j * dw, j * dw + sw * (ow - 1) + 1, sw),
         slice(None),
     )
+
+
+def _tap_cf(i: int, j: int, geo: Any) -> tuple:
+    """The same slice of a channels-first (C, N, H, W) padded input."""
+    return (slice(None),) + _tap(i, j, geo)[:3]
 
 
 def _pad(xp: Any, x: Any, pads: Any, value: Any = 0) -> Any:
@@ -109,56 +114,69 @@ def _crop(xp: Any, xpad: Any, pads: Any, shape: tuple[int, ...]) -> Any:
     return xpad[:, t : t + shape[1], left : left + shape[2], :]
 
 
+# The patch matrix is (KH*KW*C, N*OH*OW): rows ordered (i, j, c) as the filter [KH, KW, C, O]
+# reshapes, one column per output pixel. Built from a channels-first copy of the input, every
+# tap copies whole runs of contiguous pixels (an NHWC layout would copy one float at a time with
+# a stride of KH*KW*C floats when C is small, ten times slower), and every product below is one
+# GEMM on contiguous or plainly transposed operands.
+
+
 def _im2col(xp: Any, x: Any, kh: int, kw: int, geo: Any) -> Any:
-    (oh, ow), pads, _, _ = geo
-    xpad = _pad(xp, x, pads)
-    cols = xp.empty((x.shape[0], oh, ow, kh, kw, x.shape[3]), dtype=x.dtype)
+    (oh, ow), ((t, b), (left, r)), _, _ = geo
+    n, h, w, c = x.shape
+    if t or b or left or r:
+        xt = xp.zeros((c, n, h + t + b, w + left + r), dtype=x.dtype)
+        xt[:, :, t : t + h, left : left + w] = x.transpose(3, 0, 1, 2)
+    else:
+        xt = x.transpose(3, 0, 1, 2) if c == 1 else xp.ascontiguousarray(x.transpose(3, 0, 1, 2))
+    cols = xp.empty((kh, kw, c, n, oh, ow), dtype=x.dtype)
     for i in range(kh):
         for j in range(kw):
-            cols[:, :, :, i, j, :] = xpad[_tap(i, j, geo)]
-    return cols
+            cols[i, j] = xt[_tap_cf(i, j, geo)]
+    return cols.reshape(kh * kw * c, n * oh * ow)
 
 
-def _col2im(xp: Any, dcols: Any, x_shape: tuple[int, ...], geo: Any) -> Any:
-    (oh, ow), pads, _, _ = geo
+def _col2im(xp: Any, dcols: Any, x_shape: tuple[int, ...], kh: int, kw: int, geo: Any) -> Any:
+    (oh, ow), ((t, b), (left, r)), _, _ = geo
     n, h, w, c = x_shape
-    kh, kw = dcols.shape[3], dcols.shape[4]
-    hp, wp = h + pads[0][0] + pads[0][1], w + pads[1][0] + pads[1][1]
-    dxpad = xp.zeros((n, hp, wp, c), dtype=dcols.dtype)
+    d6 = dcols.reshape(kh, kw, c, n, oh, ow)
+    dxt = xp.zeros((c, n, h + t + b, w + left + r), dtype=dcols.dtype)
     for i in range(kh):
         for j in range(kw):
-            dxpad[_tap(i, j, geo)] += dcols[:, :, :, i, j, :]
-    return _crop(xp, dxpad, pads, x_shape)
+            dxt[_tap_cf(i, j, geo)] += d6[i, j]
+    return xp.ascontiguousarray(dxt[:, :, t : t + h, left : left + w].transpose(1, 2, 3, 0))
 
 
 # --- the three convolution ops (each is the others' gradient) -------------------------------------
 
 
-def _contract(xp: Any, cols: Any, w: Any, depthwise: bool) -> Any:
-    n, oh, ow, kh, kw, c = cols.shape
+def _contract(xp: Any, cols: Any, w: Any, out_hw: tuple, depthwise: bool) -> Any:
+    kh, kw, c, m = w.shape
+    p = cols.shape[1]
+    n = p // (out_hw[0] * out_hw[1])
     if depthwise:
-        out = xp.einsum("nhwijc,ijcm->nhwcm", cols, w, optimize=True)
-        return out.reshape(n, oh, ow, c * w.shape[3])
-    out = cols.reshape(n * oh * ow, kh * kw * c) @ w.reshape(kh * kw * c, w.shape[3])
-    return out.reshape(n, oh, ow, w.shape[3])
+        out = xp.einsum("kcp,kcm->pcm", cols.reshape(kh * kw, c, p), w.reshape(kh * kw, c, m),
+                        optimize=True)  # fmt: skip
+        return out.reshape(n, *out_hw, c * m)
+    return (cols.T @ w.reshape(kh * kw * c, m)).reshape(n, *out_hw, m)
 
 
 def _dcols(xp: Any, dy: Any, w: Any, depthwise: bool) -> Any:
-    kh, kw, c = w.shape[:3]
-    n, oh, ow = dy.shape[:3]
+    kh, kw, c, m = w.shape
     if depthwise:
-        dy5 = dy.reshape(n, oh, ow, c, w.shape[3])
-        return xp.einsum("nhwcm,ijcm->nhwijc", dy5, w, optimize=True)
-    d = dy.reshape(-1, dy.shape[3]) @ w.reshape(kh * kw * c, w.shape[3]).T
-    return d.reshape(n, oh, ow, kh, kw, c)
+        dy3 = dy.reshape(-1, c, m)
+        d = xp.einsum("pcm,kcm->kcp", dy3, w.reshape(kh * kw, c, m), optimize=True)
+        return d.reshape(kh * kw * c, -1)
+    return w.reshape(kh * kw * c, m) @ dy.reshape(-1, m).T
 
 
 def _dfilter(xp: Any, cols: Any, dy: Any, w_shape: tuple[int, ...], depthwise: bool) -> Any:
-    n, oh, ow, kh, kw, c = cols.shape
+    kh, kw, c, m = w_shape
     if depthwise:
-        dy5 = dy.reshape(n, oh, ow, c, w_shape[3])
-        return xp.einsum("nhwijc,nhwcm->ijcm", cols, dy5, optimize=True)
-    return (cols.reshape(-1, kh * kw * c).T @ dy.reshape(-1, dy.shape[3])).reshape(w_shape)
+        dy3 = dy.reshape(-1, c, m)
+        d = xp.einsum("kcp,pcm->kcm", cols.reshape(kh * kw, c, -1), dy3, optimize=True)
+        return d.reshape(w_shape)
+    return (cols @ dy.reshape(-1, dy.shape[3])).reshape(w_shape)
 
 
 def _geo_for(x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: tuple, name: str) -> Any:
@@ -170,15 +188,16 @@ def _geo_for(x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: tuple, n
 @op("conv2d", 2)
 def _conv(xp: Any, x: Any, w: Any, attrs: tuple, depthwise: bool) -> Any:
     geo = _geo_for(x.shape, w.shape, attrs, "conv2d")
-    return _contract(xp, _im2col(xp, x, w.shape[0], w.shape[1], geo), w, depthwise)
+    return _contract(xp, _im2col(xp, x, w.shape[0], w.shape[1], geo), w, geo[0], depthwise)
 
 
 @_conv.grad
 def _(dy: Any, out: Any, x: Any, w: Any, attrs: tuple, depthwise: bool) -> Any:
+    # The first layer's input is the data batch: its col2im is skipped unless someone asks.
     x_shape, w_shape = tuple(x._data.shape), tuple(w._data.shape)
     return (
-        _conv_input_grad(dy, w, x_shape, attrs, depthwise),
-        _conv_filter_grad(x, dy, w_shape, attrs, depthwise),
+        _conv_input_grad(dy, w, x_shape, attrs, depthwise) if input_needed(0) else None,
+        _conv_filter_grad(x, dy, w_shape, attrs, depthwise) if input_needed(1) else None,
     )
 
 
@@ -191,13 +210,16 @@ def _conv_input_grad(xp: Any, dy: Any, w: Any, x_shape: tuple, attrs: tuple,
             f"the gradient has spatial shape {tuple(dy.shape[1:3])} but an input of shape "
             f"{x_shape} gives {geo[0]}"
         )
-    return _col2im(xp, _dcols(xp, dy, w, depthwise), x_shape, geo)
+    return _col2im(xp, _dcols(xp, dy, w, depthwise), x_shape, w.shape[0], w.shape[1], geo)
 
 
 @_conv_input_grad.grad
 def _(g: Any, out: Any, dy: Any, w: Any, x_shape: tuple, attrs: tuple, depthwise: bool) -> Any:
-    return _conv(g, w, attrs, depthwise), _conv_filter_grad(g, dy, tuple(w._data.shape), attrs,
-                                                             depthwise)  # fmt: skip
+    w_shape = tuple(w._data.shape)
+    return (
+        _conv(g, w, attrs, depthwise) if input_needed(0) else None,
+        _conv_filter_grad(g, dy, w_shape, attrs, depthwise) if input_needed(1) else None,
+    )
 
 
 @op("conv2d_backprop_filter", 2)
@@ -210,7 +232,10 @@ def _conv_filter_grad(xp: Any, x: Any, dy: Any, w_shape: tuple, attrs: tuple,
 @_conv_filter_grad.grad
 def _(g: Any, out: Any, x: Any, dy: Any, w_shape: tuple, attrs: tuple, depthwise: bool) -> Any:
     x_shape = tuple(x._data.shape)
-    return _conv_input_grad(dy, g, x_shape, attrs, depthwise), _conv(x, g, attrs, depthwise)
+    return (
+        _conv_input_grad(dy, g, x_shape, attrs, depthwise) if input_needed(0) else None,
+        _conv(x, g, attrs, depthwise) if input_needed(1) else None,
+    )
 
 
 # --- public convolutions --------------------------------------------------------------------------

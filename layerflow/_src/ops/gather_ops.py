@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from layerflow._src import backend
-from layerflow._src.autodiff.op import op
+from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.ops.array_ops import _getitem, _shape_tuple
@@ -45,6 +45,8 @@ def _gather(xp: Any, params: Any, indices: Any, axis: int) -> Any:
 
 @_gather.grad
 def _(dy: Any, out: Any, params: Any, indices: Any, axis: int) -> Any:
+    if not input_needed(0):
+        return None, None
     return _gather_grad(dy, indices, tuple(params._data.shape), axis), None
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.autodiff.op import op
+from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import errors
 from layerflow._src.ops.array_ops import expand_dims, squeeze, transpose
 from layerflow._src.ops.math_ops import (
@@ -97,8 +97,11 @@ def _einsum(xp: Any, values: list[Any], subs: tuple[str, ...], out: str) -> Any:
 
 @_einsum.grad
 def _(dy: Any, out: Any, values: list[Any], subs: tuple[str, ...], out_subs: str) -> Any:
-    grads = []
+    grads: list[Any] = []
     for i, (x, s) in enumerate(zip(values, subs)):
+        if not input_needed(i):
+            grads.append(None)
+            continue
         if len(set(s)) != len(s):
             raise NotImplementedError(
                 f"einsum: the gradient through repeated subscripts {s!r} (a diagonal) is not "
