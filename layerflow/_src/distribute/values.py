@@ -154,6 +154,10 @@ class MirroredVariable(Variable):
         self._copies = [data] + [_private_copy(data, d) for d in devices[1:]]
         return self
 
+    def _write(self, array: Any) -> None:
+        self._copies[0][...] = backend.to_device(array, self._devices[0])
+        self._broadcast_from_primary()
+
     def _broadcast_from_primary(self) -> None:
         """Make every copy equal to the primary (after something wrote the primary in place)."""
         primary = self._copies[0]

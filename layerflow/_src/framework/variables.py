@@ -198,6 +198,14 @@ class Variable(TensorLike, metaclass=_VariableMeta):
                 )
         return arr
 
+    def _write(self, array: Any) -> None:
+        """Overwrite the whole value with an already validated array (same shape and dtype).
+
+        Loaders and `set_weights` call this after checking everything, so one hook covers
+        variables that keep several copies (`MirroredVariable` writes every replica).
+        """
+        self._data[...] = backend.to_device(array, self._device)
+
     def assign(self, value: Any, use_locking: Any = None, name: Any = None,
                read_value: bool = True) -> Variable:  # fmt: skip
         """Write `value` into the variable (same shape, same dtype); returns the variable."""

@@ -98,7 +98,7 @@ class Metric(Trackable):
     def reset_state(self) -> None:
         """Zero every state variable (in place)."""
         for v in self._weights:
-            v._data[...] = 0
+            v._write(np.zeros(v._data.shape, v._data.dtype))
 
     reset_states = reset_state
 

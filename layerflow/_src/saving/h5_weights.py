@@ -326,7 +326,7 @@ def load(
     if plan.problems:
         raise restore._mismatch_error(path, plan.problems, _HINT)
     for key, var in plan.assign:
-        var._data[...] = backend.to_device(arrays[key], var._device)
+        var._write(arrays[key])
         status.loaded.append(key)
     for entry, keys in plan.deferred:
         values = [arrays[k] for k in keys]
@@ -464,7 +464,7 @@ def _hook(root: Any, status: LoadStatus, values: dict[str, np.ndarray]) -> None:
                 "values for it. " + _HINT,
             )
         for key, var, value in late:
-            var._data[...] = backend.to_device(value, var._device)
+            var._write(value)
             status.loaded.append(key)
         status.skipped.extend((p, "unmatched when the model was built") for p in problems)
 

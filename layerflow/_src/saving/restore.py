@@ -260,7 +260,7 @@ def load(
     # is read and assigned, so loading needs memory for one tensor, not for the whole file.
     with weights_file.open_checked(path, needed) as get:
         for p, var, key in assign:
-            var._data[...] = backend.to_device(get(key), var._device)
+            var._write(get(key))
             status.loaded.append(p)
         for owner, rel, full, key in deferred:
             pending = getattr(owner, "_pending_restore", None)
@@ -342,7 +342,7 @@ def _after_build(hook: Any, hook_path: str, status: LoadStatus, source: dict, he
         if not status._lenient:
             problems += structural
         for full, var, value in late:
-            var._data[...] = backend.to_device(value, var._device)
+            var._write(value)
             status.loaded.append(full)
         if problems and not status._partial:
             raise _mismatch_error(

@@ -463,7 +463,7 @@ class Layer(Module):
                 "assigned: " + "; ".join(bad) + "."
             )
         for p, a in zip(params, arrays):
-            p._data[...] = backend.to_device(a.astype(p._data.dtype, copy=False), p._device)
+            p._write(a.astype(p.dtype.np, copy=False))
 
     def count_params(self) -> int:
         """Number of scalars in all weights (each shared weight once)."""
