@@ -107,7 +107,8 @@ def test_conv1d_depthwise_and_transpose():
     assert lhs == pytest.approx(rhs)
 
 
-POOL_CASES = [((2, 2), (2, 2), "VALID"), ((3, 3), (1, 1), "SAME"), ((3, 2), (2, 2), "SAME")]
+POOL_CASES = [((2, 2), (2, 2), "VALID"), ((3, 3), (1, 1), "SAME"), ((3, 2), (2, 2), "SAME"),
+              ((3, 1), (3, 1), "VALID"), ((1, 3), (1, 3), "VALID")]  # fmt: skip
 
 
 @pytest.mark.parametrize("k,s,padding", POOL_CASES)
@@ -118,6 +119,26 @@ def test_pooling(k, s, padding, kind):
     fn = tf.nn.max_pool2d if kind == "max" else tf.nn.avg_pool2d
     check_op(lambda a: fn(a, k, s, padding), [x], lambda a: pool_ref(a, k, s, padding, kind),
              eps=1e-4)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_avg_pool_tiling_windows_fast_path(dtype):
+    """stride == pool size with no padding (LeNet's pools) takes the reshape path: same values
+    as the window loop, the gradient spreads each share, and second derivatives still work."""
+    x = rng.standard_normal((3, 8, 6, 4)).astype(dtype)
+    got = tf.nn.avg_pool2d(x, 2, 2, "SAME").numpy()
+    assert got.dtype == dtype
+    ref = pool_ref(x.astype(np.float64), (2, 2), (2, 2), "SAME", "avg")
+    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-6 if dtype == np.float32 else 1e-14)
+    xt = tf.constant(x)
+    dy = rng.standard_normal((3, 4, 3, 4)).astype(dtype)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        y = tf.nn.avg_pool2d(xt, 2, 2, "VALID")
+    g = tape.gradient(y, xt, output_gradients=tf.constant(dy)).numpy()
+    np.testing.assert_allclose(g, np.repeat(np.repeat(dy / 4, 2, 1), 2, 2), rtol=1e-6)
+    check_second_derivative(lambda a: tf.nn.avg_pool2d(a * a, 2, 2, "VALID"),
+                            x[:1, :4, :4, :2].astype(np.float64))  # fmt: skip
 
 
 def test_generic_pool_dispatch_and_1d():

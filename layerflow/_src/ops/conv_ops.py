@@ -10,10 +10,12 @@ derivatives work. Pooling uses the same tap slices.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
 
+from layerflow._src.autodiff import tape as _tape
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import errors
 from layerflow._src.ops.array_ops import transpose
@@ -185,10 +187,31 @@ def _geo_for(x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: tuple, n
     return outs, pads, strides, dilations
 
 
+# Patches built by a recorded forward, for the filter gradient of the same input and geometry:
+# {(id(x), kh, kw, attrs): (x, cols)}. An entry lives as long as the forward's output array (a
+# finalizer drops it), that is as long as a tape can still ask for the gradient; without a
+# recording tape nothing is kept.
+_PATCHES: dict[tuple, tuple[Any, Any]] = {}
+
+
+def _patches(xp: Any, x: Any, kh: int, kw: int, geo: Any, attrs: tuple) -> Any:
+    entry = _PATCHES.get((id(x), kh, kw, attrs))
+    if entry is not None and entry[0] is x:
+        return entry[1]
+    return _im2col(xp, x, kh, kw, geo)
+
+
 @op("conv2d", 2)
 def _conv(xp: Any, x: Any, w: Any, attrs: tuple, depthwise: bool) -> Any:
     geo = _geo_for(x.shape, w.shape, attrs, "conv2d")
-    return _contract(xp, _im2col(xp, x, w.shape[0], w.shape[1], geo), w, geo[0], depthwise)
+    kh, kw = w.shape[0], w.shape[1]
+    cols = _im2col(xp, x, kh, kw, geo)
+    out = _contract(xp, cols, w, geo[0], depthwise)
+    if _tape._state.tapes:
+        key = (id(x), kh, kw, attrs)
+        _PATCHES[key] = (x, cols)
+        weakref.finalize(out, _PATCHES.pop, key, None)
+    return out
 
 
 @_conv.grad
@@ -226,7 +249,8 @@ def _(g: Any, out: Any, dy: Any, w: Any, x_shape: tuple, attrs: tuple, depthwise
 def _conv_filter_grad(xp: Any, x: Any, dy: Any, w_shape: tuple, attrs: tuple,
                       depthwise: bool) -> Any:  # fmt: skip
     geo = _geo_for(x.shape, w_shape, attrs, "conv2d_backprop_filter")
-    return _dfilter(xp, _im2col(xp, x, w_shape[0], w_shape[1], geo), dy, w_shape, depthwise)
+    cols = _patches(xp, x, w_shape[0], w_shape[1], geo, attrs)
+    return _dfilter(xp, cols, dy, w_shape, depthwise)
 
 
 @_conv_filter_grad.grad
@@ -440,9 +464,46 @@ def _window_counts(xp: Any, x_shape: tuple, ksize: tuple, geo: Any, dtype: Any) 
     return total
 
 
+def _blocks(ksize: tuple, strides: tuple, geo: Any, dtype: Any) -> bool:
+    """Whether the windows tile the input without overlap or padding (stride == pool size)."""
+    return ksize == strides and not any(b or a for b, a in geo[1]) and dtype.kind == "f"
+
+
+def _block_mean(xp: Any, x: Any, ksize: tuple, out_hw: tuple) -> Any:
+    """Mean of non-overlapping windows by a reshape: KH + KW - 2 adds of contiguous halves,
+    no padding, no window counts."""
+    (kh, kw), (oh, ow) = ksize, out_hw
+    n, c = x.shape[0], x.shape[3]
+    a = x[:, : oh * kh, : ow * kw].reshape(n, oh, kh, ow, kw, c)
+    rows = a[:, :, 0] + a[:, :, 1] if kh > 1 else a[:, :, 0]
+    for i in range(2, kh):
+        rows += a[:, :, i]
+    total = rows[:, :, :, 0] + rows[:, :, :, 1] if kw > 1 else rows[:, :, :, 0].copy()
+    for j in range(2, kw):
+        total += rows[:, :, :, j]
+    total *= total.dtype.type(1.0 / (kh * kw))
+    return total
+
+
+def _block_spread(xp: Any, dy: Any, x_shape: tuple, ksize: tuple) -> Any:
+    """The gradient of `_block_mean`: each output's share copied to its window."""
+    (kh, kw), (n, oh, ow, c) = ksize, dy.shape
+    share = dy * dy.dtype.type(1.0 / (kh * kw))
+    blocks = xp.empty((n, oh, kh, ow, kw, c), dtype=dy.dtype)
+    blocks[...] = share[:, :, None, :, None, :]
+    blocks = blocks.reshape(n, oh * kh, ow * kw, c)
+    if (oh * kh, ow * kw) == tuple(x_shape[1:3]):
+        return blocks
+    dx = xp.zeros(x_shape, dtype=dy.dtype)  # VALID pooling leaves the last rows/columns out
+    dx[:, : oh * kh, : ow * kw] = blocks
+    return dx
+
+
 @op("avg_pool")
 def _avg_pool(xp: Any, x: Any, ksize: tuple, strides: tuple, padding: Any) -> Any:
     geo = _pool_geo(x.shape, ksize, strides, padding, "avg_pool")
+    if _blocks(ksize, strides, geo, x.dtype):
+        return _block_mean(xp, x, ksize, geo[0])
     xpad = _pad(xp, x, geo[1])
     total = xp.zeros((x.shape[0],) + tuple(geo[0]) + (x.shape[3],), dtype=x.dtype)
     for k in range(ksize[0] * ksize[1]):
@@ -459,6 +520,8 @@ def _(dy: Any, out: Any, x: Any, ksize: tuple, strides: tuple, padding: Any) -> 
 def _avg_pool_grad(xp: Any, dy: Any, x_shape: tuple, ksize: tuple, strides: tuple,
                    padding: Any) -> Any:  # fmt: skip
     geo = _pool_geo(x_shape, ksize, strides, padding, "avg_pool_grad")
+    if _blocks(ksize, strides, geo, dy.dtype):
+        return _block_spread(xp, dy, x_shape, ksize)
     share = dy / _window_counts(xp, x_shape, ksize, geo, dy.dtype)
     (t, b), (left, r) = geo[1]
     dxpad = xp.zeros((x_shape[0], x_shape[1] + t + b, x_shape[2] + left + r, x_shape[3]), dy.dtype)
