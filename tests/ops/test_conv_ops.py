@@ -147,3 +147,40 @@ def test_generic_pool_dispatch_and_1d():
     np.testing.assert_allclose(y.numpy(), x.reshape(2, 4, 2, 3).max(2))
     y = tf.nn.avg_pool(rng.standard_normal((1, 4, 4, 1)), [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
     assert y.shape == (1, 2, 2, 1)
+
+
+def test_forward_patches_are_reused_then_released(monkeypatch):
+    """The filter gradient reuses the forward's im2col while the tape lives; nothing is kept
+    once the outputs are gone, and nothing at all without a recording tape."""
+    import gc
+
+    from layerflow._src.ops import conv_ops
+
+    calls = []
+    real = conv_ops._im2col
+    monkeypatch.setattr(conv_ops, "_im2col", lambda *a: calls.append(1) or real(*a))
+    x = tf.constant(rng.standard_normal((2, 6, 6, 3)))
+    w = tf.Variable(rng.standard_normal((3, 3, 3, 4)))
+    tf.nn.conv2d(x, w, 1, "SAME")
+    assert conv_ops._PATCHES == {}
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(tf.nn.conv2d(x, w, 1, "SAME") ** 2)
+    g = tape.gradient(y, w)
+    assert len(calls) == 2  # the forward without a tape, the forward with one; none in backward
+    ref = tf.nn.conv2d(x, w, 1, "SAME").numpy()
+    expected = np.einsum("nhwijc,nhwo->ijco", _patches_ref(x.numpy(), 3), 2 * ref)
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-10)
+    del y, tape
+    gc.collect()
+    assert conv_ops._PATCHES == {}
+
+
+def _patches_ref(x, k):
+    n, h, w, c = x.shape
+    p = k // 2
+    xp_ = np.pad(x, ((0, 0), (p, p), (p, p), (0, 0)))
+    out = np.zeros((n, h, w, k, k, c))
+    for i in range(k):
+        for j in range(k):
+            out[:, :, :, i, j] = xp_[:, i : i + h, j : j + w]
+    return out

@@ -209,8 +209,11 @@ def _conv(xp: Any, x: Any, w: Any, attrs: tuple, depthwise: bool) -> Any:
     out = _contract(xp, cols, w, geo[0], depthwise)
     if _tape._state.tapes:
         key = (id(x), kh, kw, attrs)
+        try:
+            weakref.finalize(out, _PATCHES.pop, key, None)
+        except TypeError:  # an array type without weak references: recompute instead
+            return out
         _PATCHES[key] = (x, cols)
-        weakref.finalize(out, _PATCHES.pop, key, None)
     return out
 
 
