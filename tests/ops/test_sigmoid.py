@@ -62,3 +62,16 @@ def test_sigmoid_grad_op_both_inputs_second_order():
     np.testing.assert_allclose(g.numpy(), first(x0), rtol=1e-12)
     eps = 1e-6
     np.testing.assert_allclose(gg, (first(x0 + eps) - first(x0 - eps)) / (2 * eps), rtol=1e-6)
+
+
+def test_scalar_and_integer_inputs():
+    assert float(tf.sigmoid(tf.constant(0.0))) == 0.5
+    assert float(tf.keras.activations.sigmoid(0.0)) == 0.5
+    x = tf.constant(0.5)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.sigmoid(x)
+    s = 1 / (1 + np.exp(-0.5))
+    np.testing.assert_allclose(float(tape.gradient(y, x)), s * (1 - s), rtol=1e-6)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="float"):
+        tf.sigmoid(tf.constant([1, 2]))

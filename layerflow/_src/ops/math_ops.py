@@ -322,7 +322,11 @@ def sigmoid(xp: Any, x: Any) -> Any:
     # 1 / (1 + exp(-x)) in place: four vectorised passes, relative error ~1 ulp in both tails.
     # exp(-x) may overflow to inf for x < -88 (float32), which gives exactly 0, the true limit;
     # the overflow is expected, so NumPy is told not to warn about it.
-    e = xp.negative(x)
+    if x.dtype.kind not in "fc":
+        raise errors.InvalidArgumentError(
+            None, "sigmoid", f"sigmoid needs a float tensor, got {x.dtype}; cast it with tf.cast."
+        )
+    e = xp.negative(x, out=xp.empty_like(x))  # an array even for rank 0, so `out=` works below
     with np.errstate(over="ignore"):
         xp.exp(e, out=e)
     e += 1
