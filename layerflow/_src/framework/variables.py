@@ -75,10 +75,11 @@ class VariableSynchronization:
 class Variable(TensorLike, metaclass=_VariableMeta):
     """A mutable tensor: model parameters and other state.
 
-    >>> v = Variable([[1.0, 2.0], [3.0, 4.0]], name="w")
+    >>> import layerflow as tf
+    >>> v = tf.Variable([[1.0, 2.0], [3.0, 4.0]], name="w")
     >>> v.name
     'w:0'
-    >>> v[0, 0].assign(42.0).numpy()[0, 0]
+    >>> float(v[0, 0].assign(42.0)[0, 0])
     42.0
     """
 

@@ -24,8 +24,8 @@ class BatchNormalization(Layer):
     >>> import layerflow as tf
     >>> bn = tf.keras.layers.BatchNormalization()
     >>> y = bn(tf.constant([[1.0], [3.0]]), training=True)
-    >>> [round(float(v), 3) for v in y[:, 0]]
-    [-0.999, 0.999]
+    >>> [round(float(v), 4) for v in y[:, 0]]  # (x - 2) / sqrt(1 + epsilon), epsilon = 0.001
+    [-0.9995, 0.9995]
     >>> [w.name for w in bn.non_trainable_weights]
     ['batch_normalization/moving_mean:0', 'batch_normalization/moving_variance:0']
     """

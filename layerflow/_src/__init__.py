@@ -1,0 +1,1 @@
+"""The implementation; the public API is the facade in `layerflow/`."""
