@@ -14,8 +14,11 @@ def test_book_loop_runs_as_written_and_learns():
     X = rng.normal(size=(512, 20)).astype(np.float32)
     y = (X[:, :10].sum(axis=1) > 0).astype(np.int32)
     net = tf.keras.models.Sequential(
-        [tf.keras.layers.Flatten(), tf.keras.layers.Dense(32, activation="relu"),
-         tf.keras.layers.Dense(2)]  # fmt: skip
+        [
+            tf.keras.layers.Flatten(),
+            tf.keras.layers.Dense(32, activation="relu"),
+            tf.keras.layers.Dense(2),
+        ]  # fmt: skip
     )
     loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     updater = tf.keras.optimizers.SGD(learning_rate=0.5)

@@ -134,7 +134,6 @@ def _run(*args):
     assert out.returncode == 0, out.stderr[-3000:]
 
 
-
 @pytest.mark.parametrize("opt_name", ["SGD", "Adam"])
 def test_exact_resume_in_a_new_process(tmp_path, opt_name):
     _run("straight", tmp_path, 4, opt_name)

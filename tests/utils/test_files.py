@@ -39,7 +39,8 @@ def test_overwrite_false_refuses(tmp_path):
 
 
 def test_missing_folder_is_named(tmp_path):
-    with pytest.raises(FileNotFoundError, match="does not exist"), atomic_write(
-        tmp_path / "nope" / "w.bin"
+    with (
+        pytest.raises(FileNotFoundError, match="does not exist"),
+        atomic_write(tmp_path / "nope" / "w.bin"),
     ):
         pass
