@@ -224,6 +224,15 @@ def op(
                     raise TypeError(
                         f"{prim.name} takes {n_inputs} tensor arguments, got {len(args)}."
                     )
+                # Tensors already on one device (a fused layer op's common case): no conversion.
+                first = args[0]
+                if isinstance(first, TensorLike) and not _flags.multi_device:
+                    device = first._device
+                    for t in args[1:n_inputs]:
+                        if not isinstance(t, TensorLike) or t._device is not device:
+                            break
+                    else:
+                        return run(args[:n_inputs], device, args[n_inputs:], kwargs)
                 inputs, device = _convert_inputs(prim, list(args[:n_inputs]))
                 return run(inputs, device, args[n_inputs:], kwargs)
 

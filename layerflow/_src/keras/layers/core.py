@@ -11,7 +11,7 @@ from layerflow._src.keras import activations, constraints, initializers, regular
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
 from layerflow._src.keras.engine.input_spec import InputSpec
-from layerflow._src.ops import array_ops, math_ops
+from layerflow._src.ops import array_ops, dense_ops, math_ops
 
 __all__ = ["Dense", "Flatten", "InputLayer"]
 
@@ -87,6 +87,13 @@ class Dense(Layer):
         self.input_spec = InputSpec(min_ndim=2, axes={-1: last})
 
     def call(self, inputs: Any) -> Any:
+        if self.bias is not None and inputs.ndim == 2:
+            # One fused op (matmul, bias add and relu in place; one fused gradient).
+            activation = self.activation
+            if activation is activations.relu:
+                return dense_ops.dense(inputs, self.kernel, self.bias, relu=True)
+            outputs = dense_ops.dense(inputs, self.kernel, self.bias)
+            return outputs if activation is activations.linear else activation(outputs)
         if inputs.ndim == 2:
             outputs = math_ops.matmul(inputs, self.kernel)
         else:
