@@ -49,30 +49,44 @@ def _tensor(x: Any, dtype: Any = None) -> Any:
     return convert_to_tensor(x, dtype_hint=dtype)
 
 
-def _pair(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
+def _floating(y_pred: Any) -> Any:
+    """Predictions as a float tensor (integer predictions become float32)."""
     y_pred = _tensor(y_pred)
     if y_pred.dtype.np.kind != "f":
         y_pred = M.cast(y_pred, "float32")
-    y_true = _tensor(y_true, y_pred.dtype)
-    if y_true._data.dtype != y_pred._data.dtype:
-        y_true = M.cast(y_true, y_pred.dtype)
+    return y_pred
+
+
+def _cast_like(x: Any, like: Any) -> Any:
+    """`x` (labels or weights) as a tensor of `like`'s dtype."""
+    x = _tensor(x, like.dtype)
+    if x._data.dtype != like._data.dtype:
+        x = M.cast(x, like.dtype)
+    return x
+
+
+def _drop_last(x: Any) -> Any:
+    return M.reshape(x, x._data.shape[:-1])
+
+
+def _pair(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
+    y_pred = _floating(y_pred)
+    y_true = _cast_like(y_true, y_pred)
     # Keras squeezes a trailing 1 so (N, 1) targets match (N,) predictions and back.
     tr, pr = y_true._data.ndim, y_pred._data.ndim
     if tr == pr + 1 and y_true._data.shape[-1] == 1:
-        y_true = M.reshape(y_true, y_true._data.shape[:-1])
+        y_true = _drop_last(y_true)
     elif pr == tr + 1 and y_pred._data.shape[-1] == 1:
-        y_pred = M.reshape(y_pred, y_pred._data.shape[:-1])
+        y_pred = _drop_last(y_pred)
     return y_true, y_pred
 
 
 def _reduce(losses: Any, sample_weight: Any, reduction: str) -> Any:
     if sample_weight is not None:
-        w = _tensor(sample_weight, losses.dtype)
-        if w._data.dtype != losses._data.dtype:
-            w = M.cast(w, losses.dtype)
+        w = _cast_like(sample_weight, losses)
         lr, wr = losses._data.ndim, w._data.ndim
         if wr == lr + 1 and w._data.shape[-1] == 1:
-            w = M.reshape(w, w._data.shape[:-1])
+            w = _drop_last(w)
         elif wr < lr:
             w = M.reshape(w, tuple(w._data.shape) + (1,) * (lr - wr))
         losses = M.multiply(losses, w)
@@ -201,12 +215,8 @@ def categorical_crossentropy(
     axis: int = -1,
 ) -> Any:
     """Cross-entropy between one-hot (or soft) labels and predictions, over `axis`."""
-    y_pred = _tensor(y_pred)
-    if y_pred.dtype.np.kind != "f":
-        y_pred = M.cast(y_pred, "float32")
-    y_true = _tensor(y_true, y_pred.dtype)
-    if y_true._data.dtype != y_pred._data.dtype:
-        y_true = M.cast(y_true, y_pred.dtype)
+    y_pred = _floating(y_pred)
+    y_true = _cast_like(y_true, y_pred)
     if tuple(y_true._data.shape) != tuple(y_pred._data.shape):
         raise ValueError(
             f"categorical_crossentropy: y_true of shape {tuple(y_true._data.shape)} and y_pred "
@@ -287,7 +297,22 @@ kld = KLD = kullback_leibler_divergence = kl_divergence
 # --- classes ---------------------------------------------------------------------------------
 
 
-class SparseCategoricalCrossentropy(LossFunctionWrapper):
+class _Crossentropy(LossFunctionWrapper):
+    """A cross-entropy class: options go to its function, and `from_logits` stays readable."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        reduction: str,
+        name: str | None,
+        from_logits: bool,
+        **options: Any,
+    ) -> None:
+        super().__init__(fn, reduction=reduction, name=name, from_logits=from_logits, **options)
+        self.from_logits = from_logits
+
+
+class SparseCategoricalCrossentropy(_Crossentropy):
     """Cross-entropy for integer labels; `from_logits=True` takes raw scores (fused kernel).
 
     >>> import layerflow as tf
@@ -304,17 +329,17 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         name: str = "sparse_categorical_crossentropy",
     ) -> None:
         super().__init__(
-            sparse_categorical_crossentropy,
-            reduction=reduction,
-            name=name,
-            from_logits=from_logits,
-            ignore_class=ignore_class,
+            sparse_categorical_crossentropy, reduction, name, from_logits, ignore_class=ignore_class
         )
-        self.from_logits = from_logits
 
 
-class CategoricalCrossentropy(LossFunctionWrapper):
-    """Cross-entropy for one-hot labels (`label_smoothing` as Keras)."""
+class _SmoothedCrossentropy(_Crossentropy):
+    """The categorical and binary cross-entropy classes: one signature, their own function.
+
+    `name=None` takes Loss's default, the class name in snake case (Keras's default names).
+    """
+
+    _fn: Callable[..., Any]
 
     def __init__(
         self,
@@ -322,39 +347,35 @@ class CategoricalCrossentropy(LossFunctionWrapper):
         label_smoothing: float = 0.0,
         axis: int = -1,
         reduction: str = Reduction.AUTO,
-        name: str = "categorical_crossentropy",
+        name: str | None = None,
     ) -> None:
+        fn = type(self)._fn
         super().__init__(
-            categorical_crossentropy,
-            reduction=reduction,
-            name=name,
-            from_logits=from_logits,
-            label_smoothing=label_smoothing,
-            axis=axis,
+            fn, reduction, name, from_logits, label_smoothing=label_smoothing, axis=axis
         )
-        self.from_logits = from_logits
 
 
-class BinaryCrossentropy(LossFunctionWrapper):
-    """Binary cross-entropy for 0/1 labels (probabilities, or logits with `from_logits`)."""
+class CategoricalCrossentropy(_SmoothedCrossentropy):
+    """Cross-entropy for one-hot labels (`label_smoothing` as Keras).
 
-    def __init__(
-        self,
-        from_logits: bool = False,
-        label_smoothing: float = 0.0,
-        axis: int = -1,
-        reduction: str = Reduction.AUTO,
-        name: str = "binary_crossentropy",
-    ) -> None:
-        super().__init__(
-            binary_crossentropy,
-            reduction=reduction,
-            name=name,
-            from_logits=from_logits,
-            label_smoothing=label_smoothing,
-            axis=axis,
-        )
-        self.from_logits = from_logits
+    >>> import layerflow as tf
+    >>> loss = tf.keras.losses.CategoricalCrossentropy(from_logits=True)
+    >>> round(float(loss([[0.0, 1.0]], [[1.0, 3.0]])), 4)
+    0.1269
+    """
+
+    _fn = staticmethod(categorical_crossentropy)
+
+
+class BinaryCrossentropy(_SmoothedCrossentropy):
+    """Binary cross-entropy for 0/1 labels (probabilities, or logits with `from_logits`).
+
+    >>> import layerflow as tf
+    >>> round(float(tf.keras.losses.BinaryCrossentropy()([[1.0, 0.0]], [[0.9, 0.1]])), 4)
+    0.1054
+    """
+
+    _fn = staticmethod(binary_crossentropy)
 
 
 class MeanSquaredError(LossFunctionWrapper):
