@@ -12,19 +12,6 @@ PREFIX = "/job:localhost/replica:0/task:0/device:"
 CPU0, CPU1 = PREFIX + "CPU:0", PREFIX + "CPU:1"
 
 
-@pytest.fixture
-def two_cpus():
-    """The physical CPU split into two logical devices; the single-CPU setup restored after."""
-    devices._reset_for_tests()
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(
-        cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()]
-    )
-    yield tf.config.list_logical_devices("CPU")
-    devices._reset_for_tests()
-    assert [d.name for d in tf.config.list_logical_devices()] == [CPU0]
-
-
 def test_one_physical_and_one_logical_cpu_by_default():
     (phys,) = tf.config.list_physical_devices("CPU")
     assert phys.name == "/physical_device:CPU:0" and phys.device_type == "CPU"

@@ -1,21 +1,8 @@
 """Whole-value writes by loaders and set_weights reach every copy of a mirrored variable."""
 
 import numpy as np
-import pytest
 
 import layerflow as tf
-from layerflow._src.backend import devices
-
-
-@pytest.fixture
-def two_cpus():
-    devices._reset_for_tests()
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(
-        cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()]
-    )
-    yield
-    devices._reset_for_tests()
 
 
 def _copies(v):

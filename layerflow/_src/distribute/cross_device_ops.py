@@ -18,12 +18,14 @@ from layerflow._src.framework.tensor import Tensor
 _log = logging.getLogger("layerflow")
 
 
+def _finish(reduce_op: str, total: Any, count: int) -> Any:
+    """The sum of `count` values, divided by `count` for a MEAN reduction."""
+    return total / count if reduce_op == "MEAN" else total
+
+
 def _reduce_arrays(reduce_op: str, arrays: Sequence[Any], device: backend.Device) -> Any:
     moved = [backend.to_device(a, device) for a in arrays]
-    total = functools.reduce(device.xp.add, moved)
-    if reduce_op == "MEAN":
-        total = total / len(moved)
-    return total
+    return _finish(reduce_op, functools.reduce(device.xp.add, moved), len(moved))
 
 
 def _broadcast(array: Any, source: backend.Device, destinations: Sequence[backend.Device]) -> list:
@@ -81,21 +83,23 @@ class ReductionToOneDevice(CrossDeviceOps):
         target = backend.parse_device(self.reduce_to_device) or destinations[0]
         if self.accumulation_fn is not None:
             moved = [Tensor(backend.to_device(a, target), target) for a in arrays]
-            total = self.accumulation_fn(moved)._data
-            if reduce_op == "MEAN":
-                total = total / len(arrays)
+            total = _finish(reduce_op, self.accumulation_fn(moved)._data, len(arrays))
         else:
             total = _reduce_arrays(reduce_op, arrays, target)
         return _broadcast(total, target, destinations)
 
 
-class HierarchicalCopyAllReduce(CrossDeviceOps):
-    """Sum in a tree (pairs, then pairs of pairs), then broadcast: TF's DGX-1 style all-reduce."""
+class AllReduceCrossDeviceOps(CrossDeviceOps):
+    """Base of the all-reduce algorithms (TF's name): values split into `num_packs` packs."""
 
     def __init__(self, num_packs: int = 1) -> None:
         if num_packs < 0:
-            raise ValueError(f"HierarchicalCopyAllReduce: num_packs must be >= 0, got {num_packs}.")
+            raise ValueError(f"{type(self).__name__}: num_packs must be >= 0, got {num_packs}.")
         self.num_packs = num_packs
+
+
+class HierarchicalCopyAllReduce(AllReduceCrossDeviceOps):
+    """Sum in a tree (pairs, then pairs of pairs), then broadcast: TF's DGX-1 style all-reduce."""
 
     def reduce_arrays(
         self,
@@ -114,18 +118,14 @@ class HierarchicalCopyAllReduce(CrossDeviceOps):
                 nxt.append(level[-1])
             level = nxt
         total, where = level[0]
-        if reduce_op == "MEAN":
-            total = total / len(arrays)
-        return _broadcast(total, where, destinations)
+        return _broadcast(_finish(reduce_op, total, len(arrays)), where, destinations)
 
 
-class NcclAllReduce(CrossDeviceOps):
+class NcclAllReduce(AllReduceCrossDeviceOps):
     """All-reduce with NVIDIA NCCL across whole GPUs; elsewhere, reduction to one device."""
 
     def __init__(self, num_packs: int = 1) -> None:
-        if num_packs < 0:
-            raise ValueError(f"NcclAllReduce: num_packs must be >= 0, got {num_packs}.")
-        self.num_packs = num_packs
+        super().__init__(num_packs)
         self._fallback = ReductionToOneDevice()
         self._comms: dict[tuple[int, ...], Any] = {}
         self._warned = False
@@ -140,7 +140,8 @@ class NcclAllReduce(CrossDeviceOps):
         if not _nccl_usable(sources) or list(sources) != list(destinations):
             if not self._warned and len(sources) > 1:
                 self._warned = True
-                _log.warning(_fallback_reason(sources))
+                # Also when NCCL could run but the destinations differ from the sources.
+                _log.warning(_nccl_refusal(sources) or _NO_NCCL_WARNING)
             return self._fallback.reduce_arrays(reduce_op, arrays, sources, destinations)
         return self._nccl(reduce_op, arrays, sources)
 
@@ -176,52 +177,48 @@ class NcclAllReduce(CrossDeviceOps):
                 )
                 outs.append(out)
         nccl.groupEnd()
-        if reduce_op == "MEAN":
-            outs = [o / len(arrays) for o in outs]
-        return outs
+        return [_finish(reduce_op, o, len(arrays)) for o in outs]
 
 
-def _nccl_usable(devices: Sequence[backend.Device]) -> bool:
-    if len(devices) < 2 or any(d.kind != "GPU" for d in devices):
-        return False
-    physical = [d.physical_index for d in devices]
-    if len(set(physical)) != len(physical):
-        return False
-    try:
-        return bool(devices[0].xp.cuda.nccl.available)
-    except AttributeError:
-        return False
-
-
-def _fallback_reason(devices: Sequence[backend.Device]) -> str:
-    if any(d.kind != "GPU" for d in devices):
-        return "There are non-GPU devices in `tf.distribute.Strategy`, not using nccl allreduce."
-    physical = [d.physical_index for d in devices]
-    if len(set(physical)) != len(physical):
-        return VIRTUAL_GPU_WARNING
-    return "Nccl kernel is not found, not using nccl allreduce."
-
-
+_NON_GPU_WARNING = (
+    "There are non-GPU devices in `tf.distribute.Strategy`, not using nccl allreduce."
+)
+_NO_NCCL_WARNING = "Nccl kernel is not found, not using nccl allreduce."
 VIRTUAL_GPU_WARNING = (
     "NCCL is not supported when using virtual GPUs, fallingback to reduction to one device"
 )
 
 
+def _nccl_refusal(devices: Sequence[backend.Device]) -> str | None:
+    """Why NCCL cannot all-reduce across `devices` (TF's warning text), or None when it can."""
+    if any(d.kind != "GPU" for d in devices):
+        return _NON_GPU_WARNING
+    physical = [d.physical_index for d in devices]
+    if len(set(physical)) != len(physical):
+        return VIRTUAL_GPU_WARNING
+    try:
+        available = bool(devices[0].xp.cuda.nccl.available)
+    except AttributeError:
+        available = False
+    return None if available else _NO_NCCL_WARNING
+
+
+def _nccl_usable(devices: Sequence[backend.Device]) -> bool:
+    return len(devices) >= 2 and _nccl_refusal(devices) is None
+
+
 def select_cross_device_ops(devices: Sequence[backend.Device]) -> CrossDeviceOps:
     """TF's choice for `MirroredStrategy(cross_device_ops=None)`: NCCL when it can run."""
-    gpus = [d for d in devices if d.kind == "GPU"]
-    if gpus:
+    if any(d.kind == "GPU" for d in devices):
         logical = backend.list_logical_devices("GPU")
         physical = backend.list_physical_devices("GPU")
         if len(logical) != len(physical):
             _log.warning(VIRTUAL_GPU_WARNING)
             return ReductionToOneDevice()
-    if len(devices) > 1 and len(gpus) != len(devices):
-        _log.warning(
-            "There are non-GPU devices in `tf.distribute.Strategy`, not using nccl allreduce."
-        )
+    if len(devices) < 2:
         return ReductionToOneDevice()
-    if len(devices) > 1 and not _nccl_usable(devices):
-        _log.warning("Nccl kernel is not found, not using nccl allreduce.")
+    refusal = _nccl_refusal(devices)
+    if refusal is not None:
+        _log.warning(refusal)
         return ReductionToOneDevice()
-    return NcclAllReduce() if len(devices) > 1 else ReductionToOneDevice()
+    return NcclAllReduce()

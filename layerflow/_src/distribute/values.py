@@ -189,22 +189,19 @@ class MirroredVariable(Variable):
         write: Callable[[Any, Any], None],
         shape_of: Callable[[Any], tuple[int, ...]],
     ) -> MirroredVariable:
-        i = context.local_replica(self._strategy)
-        if i is not None:
-            return self._update_in_replica(what, value, write, shape_of)
+        if context.local_replica(self._strategy) is not None:
+            # Inside strategy.run: the replicas' values are combined once, then written as below.
+            self._merge_in_replica(
+                what, value, lambda combined: self._update(what, combined, write, shape_of)
+            )
+            return self
         arr = self._value_array(value, shape_of(self._copies[0]), what)
         # Validated once, before any copy changes: a bad value leaves every copy untouched.
         for copy, device in zip(self._copies, self._devices):
             write(copy, backend.to_device(arr, device))
         return self
 
-    def _update_in_replica(
-        self,
-        what: str,
-        value: Any,
-        write: Callable[[Any, Any], None],
-        shape_of: Callable[[Any], tuple[int, ...]],
-    ) -> MirroredVariable:
+    def _merge_in_replica(self, what: str, value: Any, apply: Callable[[Any], Any]) -> None:
         if self.aggregation == VariableAggregation.NONE:
             raise ValueError(
                 f"Cannot {what} MirroredVariable '{self._name}' inside strategy.run: each replica "
@@ -226,10 +223,9 @@ class MirroredVariable(Variable):
             else:
                 op = "SUM" if aggregation == VariableAggregation.SUM else "MEAN"
                 combined = ext._reduce_values(op, parts, self._devices[0])
-            self._update(what, combined, write, shape_of)
+            apply(combined)
 
         ctx.merge_call(merge, args=(value,))
-        return self
 
     def assign(
         self, value: Any, use_locking: Any = None, name: Any = None, read_value: bool = True

@@ -4,20 +4,13 @@ import numpy as np
 import pytest
 
 import layerflow as tf
-from layerflow._src.backend import devices
 from layerflow._src.distribute.values import MirroredVariable
 
 
 @pytest.fixture
-def strategy():
-    """MirroredStrategy over two logical CPUs; the plain single-CPU setup again afterwards."""
-    devices._reset_for_tests()
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(
-        cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()]
-    )
-    yield tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    devices._reset_for_tests()
+def strategy(two_cpus):
+    """MirroredStrategy over two logical CPUs (tests/conftest.py's `two_cpus`)."""
+    return tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
 
 
 def _data(n=96, d=5, k=3, seed=0):
