@@ -1,40 +1,4 @@
-"""`tf.initializers`: TF's names for the Keras initializers."""
+"""`tf.initializers`: TF's names for the Keras initializers, the same objects as there."""
 
-# ruff: noqa: F401 - a facade re-exports
-
-from layerflow._src.keras.initializers import (
-    Constant,
-    GlorotNormal,
-    GlorotUniform,
-    HeNormal,
-    HeUniform,
-    Identity,
-    Initializer,
-    LecunNormal,
-    LecunUniform,
-    Ones,
-    Orthogonal,
-    RandomNormal,
-    RandomUniform,
-    TruncatedNormal,
-    VarianceScaling,
-    Zeros,
-    constant,
-    deserialize,
-    get,
-    glorot_normal,
-    glorot_uniform,
-    he_normal,
-    he_uniform,
-    identity,
-    lecun_normal,
-    lecun_uniform,
-    ones,
-    orthogonal,
-    random_normal,
-    random_uniform,
-    serialize,
-    truncated_normal,
-    variance_scaling,
-    zeros,
-)
+from layerflow.keras.initializers import *  # noqa: F403
+from layerflow.keras.initializers import deserialize, get, serialize  # noqa: F401

@@ -17,4 +17,6 @@ from layerflow._src.backend.devices import (
     set_soft_device_placement,
     set_visible_devices,
 )
+
+# Last: `experimental` re-exports the names above from this partly imported module.
 from layerflow.config import experimental

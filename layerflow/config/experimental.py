@@ -1,15 +1,15 @@
-"""`tf.config.experimental`: the older spellings the book uses."""
+"""`tf.config.experimental`: the older spellings the book uses, the same objects as `tf.config`."""
 
-from layerflow._src.backend import (
+# ruff: noqa: F401 - a facade re-exports
+
+from layerflow.config import (
     LogicalDeviceConfiguration,
     get_logical_device_configuration,
+    get_memory_growth,
+    get_visible_devices,
     list_logical_devices,
     list_physical_devices,
     set_logical_device_configuration,
-)
-from layerflow._src.backend.devices import (
-    get_memory_growth,
-    get_visible_devices,
     set_memory_growth,
     set_visible_devices,
 )
