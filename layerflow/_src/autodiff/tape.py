@@ -179,8 +179,15 @@ class GradientTape:
             raise ValueError(
                 f"unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}."
             )
-        flat_targets = nest.flatten(target)
-        flat_sources = nest.flatten(sources)
+        # The common shapes (one target tensor; a list of variables) skip the nest walk.
+        flat_targets = [target] if isinstance(target, TensorLike) else nest.flatten(target)
+        plain = type(sources) is list
+        if plain:
+            for s in sources:
+                if not isinstance(s, TensorLike):
+                    plain = False
+                    break
+        flat_sources = list(sources) if plain else nest.flatten(sources)
         for s in flat_sources:
             if not isinstance(s, TensorLike):
                 raise ValueError(
@@ -213,7 +220,7 @@ class GradientTape:
             if g is None and unconnected_gradients == "zero":
                 g = Tensor(s._device.xp.zeros_like(s._data), s._device)
             result.append(g)
-        return nest.pack_sequence_as(sources, result)
+        return result if plain else nest.pack_sequence_as(sources, result)
 
     def _backward(self, targets: list[Any], ogs: list[Any], sources: list[Any]) -> dict[int, Any]:
         grads: dict[int, Any] = {}
@@ -252,7 +259,7 @@ class GradientTape:
                     continue
                 if id(out) not in keep:
                     del grads[id(out)]
-            needed = tuple(id(x) in relevant for x in inputs)
+            needed = tuple([id(x) in relevant for x in inputs])
             if True not in needed:
                 continue
             # Saved and restored: a gradient function may run a nested tape's backward walk.
@@ -270,7 +277,8 @@ class GradientTape:
             for i, (x, g) in enumerate(zip(inputs, in_grads)):
                 if g is None or not needed[i]:
                     continue
-                if not isinstance(g, TensorLike) or tuple(g._data.shape) != tuple(x._data.shape):
+                ga, xa = g._data if isinstance(g, TensorLike) else None, x._data
+                if ga is None or (ga.shape != xa.shape and tuple(ga.shape) != tuple(xa.shape)):
                     got = tuple(g._data.shape) if isinstance(g, TensorLike) else type(g).__name__
                     raise errors.InternalError(
                         None,
@@ -279,7 +287,7 @@ class GradientTape:
                         f"the input has shape {tuple(x._data.shape)}. This is a bug in the "
                         "op's gradient; please report it.",
                     )
-                if g._data.dtype != x._data.dtype:
+                if ga.dtype is not xa.dtype and ga.dtype != xa.dtype:
                     raise errors.InternalError(
                         None,
                         prim.name,

@@ -104,7 +104,7 @@ def log_softmax(logits: Any, axis: Any = None, name: str | None = None) -> Any:
 @op("sparse_softmax_cross_entropy_with_logits", 2, multi_out=True, same_dtype=False)
 def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
     n = logits.shape[-1]
-    if labels.size and (bool(xp.any(labels < 0)) or bool(xp.any(labels >= n))):
+    if labels.size and (int(labels.min()) < 0 or int(labels.max()) >= n):
         bad = labels[(labels < 0) | (labels >= n)].ravel()[0]
         raise errors.InvalidArgumentError(
             None,
@@ -113,6 +113,8 @@ def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
             "Labels must be class indices; for one-hot labels use "
             "softmax_cross_entropy_with_logits (or CategoricalCrossentropy).",
         )
+    if logits.ndim == 2 and n <= _CLASS_MAJOR_MAX and labels.size >= 4 * n:
+        return _sparse_xent_class_major(xp, logits, labels)
     # Rows of a (batch, classes) view indexed by (row, label): cheaper than take_along_axis,
     # and the exp, the normalisation and the one-hot subtraction all reuse one buffer.
     shifted = logits - logits.max(axis=-1, keepdims=True)
@@ -128,17 +130,36 @@ def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
     return loss, e
 
 
+# NumPy reduces a short last axis row by row (12 us for 256 x 10); in a class-major copy the
+# max and the sum over classes run down whole rows of the batch instead (2-3 us).
+_CLASS_MAJOR_MAX = 32
+
+
+def _sparse_xent_class_major(xp: Any, logits: Any, labels: Any) -> Any:
+    z = xp.ascontiguousarray(logits.T)  # (classes, batch), a copy we own
+    z -= z.max(axis=0)
+    cols = xp.arange(z.shape[1])
+    picked = z[labels, cols]
+    xp.exp(z, out=z)
+    s = z.sum(axis=0)
+    loss = xp.log(s) - picked
+    z /= s
+    z[labels, cols] -= 1
+    return loss, xp.ascontiguousarray(z.T)
+
+
 @_sparse_xent.grad
 def _(dys: Any, outs: Any, logits: Any, labels: Any) -> Any:
-    dloss = reshape(dys[0], tuple(dys[0]._data.shape) + (1,))
     if _tape._state.tapes:
+        dloss = reshape(dys[0], tuple(dys[0]._data.shape) + (1,))
         # An outer tape records this backward pass: build the gradient from differentiable
         # ops so second derivatives are right.
         from layerflow._src.ops.gather_ops import one_hot
 
         hot = one_hot(labels, logits._data.shape[-1], dtype=logits.dtype)
         return multiply(dloss, subtract(_softmax(logits, logits._data.ndim - 1), hot)), None
-    return multiply(dloss, outs[1]), None
+    # multiply(dloss, backprop) on the arrays: the same product, without two recorded ops.
+    return Tensor(dys[0]._data[..., None] * outs[1]._data, logits._device), None
 
 
 def sparse_softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
