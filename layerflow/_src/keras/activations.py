@@ -268,13 +268,11 @@ def get(identifier: Any) -> Callable[..., Any]:
     >>> tf.keras.activations.get(None) is tf.keras.activations.linear
     True
     """
-    if identifier is None:
-        return linear
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise TypeError(
-        f"Could not interpret activation function identifier: {identifier!r}. Pass a name such "
-        "as 'relu', a callable, or None for linear."
+    return serialization.get_object(
+        identifier,
+        deserialize,
+        "activation function",
+        "Pass a name such as 'relu', a callable, or None for linear.",
+        default=linear,
+        error=TypeError,
     )

@@ -25,7 +25,7 @@ def _const(value: float, like: Any) -> Any:
     return array_ops.constant(value, dtype=like.dtype)
 
 
-class Constraint:
+class Constraint(serialization.Configurable):
     """Base class: subclasses define `__call__(self, w)` returning the projected weight.
 
     >>> import layerflow as tf
@@ -35,17 +35,6 @@ class Constraint:
 
     def __call__(self, w: Any) -> Any:
         return w
-
-    def get_config(self) -> dict:
-        return {}
-
-    @classmethod
-    def from_config(cls, config: dict) -> Constraint:
-        return cls(**config)
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
-        return f"{type(self).__name__}({args})"
 
 
 class MaxNorm(Constraint):
@@ -179,13 +168,10 @@ def get(identifier: Any) -> Any:
     >>> type(tf.keras.constraints.get("non_neg")).__name__
     'NonNeg'
     """
-    if identifier is None:
-        return None
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise ValueError(
-        f"Could not interpret constraint identifier: {identifier!r}. Pass a name such as "
-        "'max_norm', a Constraint, a config dict, or a callable(weight) -> weight."
+    return serialization.get_object(
+        identifier,
+        deserialize,
+        "constraint",
+        "Pass a name such as 'max_norm', a Constraint, a config dict, or a callable(weight) -> "
+        "weight.",
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,7 @@ def _compute_fans(shape: tuple[int, ...]) -> tuple[float, float]:
     return shape[-2] * receptive, shape[-1] * receptive
 
 
-class Initializer:
+class Initializer(serialization.Configurable):
     """Base class: subclasses define `__call__(self, shape, dtype=None)` returning a tensor.
 
     >>> import layerflow as tf
@@ -84,21 +85,24 @@ class Initializer:
             "returning a tensor."
         )
 
-    def get_config(self) -> dict:
-        return {}
-
     @classmethod
     def from_config(cls, config: dict) -> Initializer:
         config = dict(config)
         config.pop("dtype", None)  # TF 1-style configs carry a dtype; Keras 2 ignores it
         return cls(**config)
 
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
-        return f"{type(self).__name__}({args})"
+
+class _Filled(Initializer):
+    """One value everywhere, from `_fill(shape, dtype)`; any dtype."""
+
+    _fill: Callable[[tuple[int, ...], dtypes.DType], Any]
+
+    def __call__(self, shape: Any, dtype: Any = None, **kwargs: Any) -> Any:
+        dt = _dtype(dtype, type(self).__name__, floating=False)
+        return type(self)._fill(_shape_tuple(shape), dt)
 
 
-class Zeros(Initializer):
+class Zeros(_Filled):
     """All zeros (`tf.zeros_initializer()`).
 
     >>> import layerflow as tf
@@ -106,11 +110,10 @@ class Zeros(Initializer):
     array([0., 0.], dtype=float32)
     """
 
-    def __call__(self, shape: Any, dtype: Any = None, **kwargs: Any) -> Any:
-        return array_ops.zeros(_shape_tuple(shape), _dtype(dtype, "Zeros", floating=False))
+    _fill = staticmethod(array_ops.zeros)
 
 
-class Ones(Initializer):
+class Ones(_Filled):
     """All ones (`tf.ones_initializer()`).
 
     >>> import layerflow as tf
@@ -118,8 +121,7 @@ class Ones(Initializer):
     array([1., 1.], dtype=float32)
     """
 
-    def __call__(self, shape: Any, dtype: Any = None, **kwargs: Any) -> Any:
-        return array_ops.ones(_shape_tuple(shape), _dtype(dtype, "Ones", floating=False))
+    _fill = staticmethod(array_ops.ones)
 
 
 class Constant(Initializer):
@@ -165,7 +167,26 @@ class _Seeded(Initializer):
         return {"seed": self.seed}
 
 
-class RandomNormal(_Seeded):
+class _MeanStddev(_Seeded):
+    """`mean + stddev * z` for standard draws `z` from `_standard(generator, shape)`."""
+
+    _standard: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
+
+    def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.mean = mean
+        self.stddev = stddev
+
+    def __call__(self, shape: Any, dtype: Any = None, **kwargs: Any) -> Any:
+        dt = _dtype(dtype, type(self).__name__)
+        z = type(self)._standard(_generator(self.seed), _shape_tuple(shape))
+        return _tensor(z * float(self.stddev) + float(self.mean), dt)
+
+    def get_config(self) -> dict:
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class RandomNormal(_MeanStddev):
     """Normal draws (`tf.random_normal_initializer`; Keras's stddev default 0.05).
 
     >>> import layerflow as tf
@@ -174,18 +195,7 @@ class RandomNormal(_Seeded):
     True
     """
 
-    def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: int | None = None) -> None:
-        super().__init__(seed)
-        self.mean = mean
-        self.stddev = stddev
-
-    def __call__(self, shape: Any, dtype: Any = None, **kwargs: Any) -> Any:
-        dt = _dtype(dtype, "RandomNormal")
-        z = _generator(self.seed).standard_normal(_shape_tuple(shape))
-        return _tensor(z * float(self.stddev) + float(self.mean), dt)
-
-    def get_config(self) -> dict:
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+    _standard = staticmethod(np.random.Generator.standard_normal)
 
 
 class RandomUniform(_Seeded):
@@ -221,7 +231,7 @@ class RandomUniform(_Seeded):
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
 
 
-class TruncatedNormal(_Seeded):
+class TruncatedNormal(_MeanStddev):
     """Normal draws redrawn until within two standard deviations of the mean.
 
     >>> import layerflow as tf
@@ -230,18 +240,7 @@ class TruncatedNormal(_Seeded):
     True
     """
 
-    def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: int | None = None) -> None:
-        super().__init__(seed)
-        self.mean = mean
-        self.stddev = stddev
-
-    def __call__(self, shape: Any, dtype: Any = None, **kwargs: Any) -> Any:
-        dt = _dtype(dtype, "TruncatedNormal")
-        z = _truncated(_generator(self.seed), _shape_tuple(shape))
-        return _tensor(z * float(self.stddev) + float(self.mean), dt)
-
-    def get_config(self) -> dict:
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+    _standard = staticmethod(_truncated)
 
 
 class VarianceScaling(_Seeded):
@@ -474,17 +473,11 @@ def get(identifier: Any) -> Any:
     >>> type(tf.keras.initializers.get("glorot_uniform")).__name__
     'GlorotUniform'
     """
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        return deserialize(identifier)
-    if callable(identifier):
-        if inspect.isclass(identifier):
-            return identifier()
-        return identifier
-    raise ValueError(
-        f"Could not interpret initializer identifier: {identifier!r}. Pass a name such as "
-        "'glorot_uniform', an Initializer instance, a config dict, or a callable(shape, dtype)."
+    return serialization.get_object(
+        identifier,
+        deserialize,
+        "initializer",
+        "Pass a name such as 'glorot_uniform', an Initializer instance, a config dict, or a "
+        "callable(shape, dtype).",
+        instantiate_classes=True,
     )

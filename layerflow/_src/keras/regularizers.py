@@ -28,7 +28,7 @@ def _t(x: Any) -> Any:
     return x if isinstance(x, TensorLike) else convert_to_tensor(x)
 
 
-class Regularizer:
+class Regularizer(serialization.Configurable):
     """Base class: subclasses define `__call__(self, x)` returning a scalar penalty.
 
     >>> import layerflow as tf
@@ -41,17 +41,6 @@ class Regularizer:
 
     def __call__(self, x: Any) -> Any:
         return 0.0
-
-    def get_config(self) -> dict:
-        return {}
-
-    @classmethod
-    def from_config(cls, config: dict) -> Regularizer:
-        return cls(**config)
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
-        return f"{type(self).__name__}({args})"
 
 
 class L1L2(Regularizer):
@@ -167,13 +156,9 @@ def get(identifier: Any) -> Any:
     >>> tf.keras.regularizers.get("l2").get_config()
     {'l2': 0.01}
     """
-    if identifier is None:
-        return None
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise ValueError(
-        f"Could not interpret regularizer identifier: {identifier!r}. Pass 'l1', 'l2', "
-        "'l1_l2', a Regularizer, a config dict, or a callable(weight) -> scalar."
+    return serialization.get_object(
+        identifier,
+        deserialize,
+        "regularizer",
+        "Pass 'l1', 'l2', 'l1_l2', a Regularizer, a config dict, or a callable(weight) -> scalar.",
     )

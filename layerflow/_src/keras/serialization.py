@@ -183,6 +183,59 @@ def serialize_keras_object(instance: Any) -> Any:
     raise ValueError(f"Cannot serialize {instance!r}: it has neither get_config() nor a __name__.")
 
 
+class Configurable:
+    """Base of the small config objects (initializers, regularizers, constraints).
+
+    `get_config()` gives the constructor arguments, `from_config` calls the constructor with
+    them, and the repr shows them.
+    """
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config: dict) -> Any:
+        return cls(**config)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
+def get_object(
+    identifier: Any,
+    deserialize: Callable[[Any], Any],
+    kind: str,
+    fix: str,
+    *,
+    default: Any = None,
+    instantiate_classes: bool = False,
+    error: type[Exception] = ValueError,
+) -> Any:
+    """The body of each module's `get`: None, a name or config dict, or a callable as it is.
+
+    `default` is what None gives; `instantiate_classes` builds a class given as the identifier
+    (initializers, as Keras 2); anything else raises `error` naming the `kind` and the `fix`.
+
+    >>> from layerflow._src.keras import serialization
+    >>> serialization.get_object(None, str, "thing", "", default="none")
+    'none'
+    >>> serialization.get_object(3, str, "thing", "Pass a name.")
+    Traceback (most recent call last):
+    ...
+    ValueError: Could not interpret thing identifier: 3. Pass a name.
+    """
+    if identifier is None:
+        return default
+    if isinstance(identifier, (str, dict)):
+        return deserialize(identifier)
+    if callable(identifier):
+        if instantiate_classes and inspect.isclass(identifier):
+            return identifier()
+        return identifier
+    raise error(f"Could not interpret {kind} identifier: {identifier!r}. {fix}")
+
+
 def _unknown(kind: str, name: str) -> ValueError:
     return ValueError(
         f"Unknown {kind}: {name!r}. If this is a custom {kind}, pass it in `custom_objects`, "
