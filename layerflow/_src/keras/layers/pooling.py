@@ -109,21 +109,26 @@ class AveragePooling2D(_Pool):
 
 
 class MaxPooling1D(_Pool):
+    """The maximum over each window of `pool_size` steps.
+
+    >>> import layerflow as tf
+    >>> tf.keras.layers.MaxPool1D(2)(tf.ones((1, 6, 3))).shape
+    TensorShape([1, 3, 3])
+    """
+
     rank = 1
     _fn = staticmethod(conv_ops.max_pool)
 
-    def __init__(
-        self,
-        pool_size: Any = 2,
-        strides: Any = None,
-        padding: str = "valid",
-        data_format: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
+class AveragePooling1D(_Pool):
+    """The mean over each window of `pool_size` steps.
 
-class AveragePooling1D(MaxPooling1D):
+    >>> import layerflow as tf
+    >>> tf.keras.layers.AvgPool1D(3, strides=1)(tf.ones((1, 6, 3))).shape
+    TensorShape([1, 4, 3])
+    """
+
+    rank = 1
     _fn = staticmethod(conv_ops.avg_pool)
 
 
