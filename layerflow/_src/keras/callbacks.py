@@ -1,7 +1,9 @@
-"""`tf.keras.callbacks`: hooks into fit/evaluate/predict, and the progress display.
+"""`tf.keras.callbacks`: hooks into fit/evaluate/predict.
 
 `CallbackList` fans every hook out to its callbacks; `fit` always adds a `History` (returned to
-the caller) and, unless `verbose=0`, a `ProgbarLogger`.
+the caller) and, unless `verbose=0`, a `ProgbarLogger`. The base class is in `callback_base`,
+the progress display in `progbar`, `ModelCheckpoint` in `checkpoint_callbacks`; all are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -10,83 +12,15 @@ import csv
 import io
 import math
 import os
-import re
 import sys
-import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
-
-def _float(value: Any) -> Any:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return value
-
-
-class Callback:
-    """Base class: override any of the `on_*` hooks; `self.model` and `self.params` are set.
-
-    >>> class CountEpochs(Callback):
-    ...     def __init__(self):
-    ...         super().__init__()
-    ...         self.n = 0
-    ...     def on_epoch_end(self, epoch, logs=None):
-    ...         self.n += 1
-    """
-
-    def __init__(self) -> None:
-        self.model: Any = None
-        self.params: dict[str, Any] = {}
-        self.validation_data = None
-
-    def set_params(self, params: dict[str, Any]) -> None:
-        self.params = params
-
-    def set_model(self, model: Any) -> None:
-        self.model = model
-
-    def on_batch_begin(self, batch: int, logs: dict | None = None) -> None: ...
-    def on_batch_end(self, batch: int, logs: dict | None = None) -> None: ...
-    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None: ...
-    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None: ...
-
-    def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
-        self.on_batch_begin(batch, logs=logs)
-
-    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
-        self.on_batch_end(batch, logs=logs)
-
-    def on_test_batch_begin(self, batch: int, logs: dict | None = None) -> None: ...
-    def on_test_batch_end(self, batch: int, logs: dict | None = None) -> None: ...
-    def on_predict_batch_begin(self, batch: int, logs: dict | None = None) -> None: ...
-    def on_predict_batch_end(self, batch: int, logs: dict | None = None) -> None: ...
-    def on_train_begin(self, logs: dict | None = None) -> None: ...
-    def on_train_end(self, logs: dict | None = None) -> None: ...
-    def on_test_begin(self, logs: dict | None = None) -> None: ...
-    def on_test_end(self, logs: dict | None = None) -> None: ...
-    def on_predict_begin(self, logs: dict | None = None) -> None: ...
-    def on_predict_end(self, logs: dict | None = None) -> None: ...
-
-
-_HOOKS = (
-    "on_epoch_begin",
-    "on_epoch_end",
-    "on_train_batch_begin",
-    "on_train_batch_end",
-    "on_test_batch_begin",
-    "on_test_batch_end",
-    "on_predict_batch_begin",
-    "on_predict_batch_end",
-    "on_train_begin",
-    "on_train_end",
-    "on_test_begin",
-    "on_test_end",
-    "on_predict_begin",
-    "on_predict_end",
-)
+from .callback_base import _HOOKS, Callback, _float, _monitor_op
+from .checkpoint_callbacks import ModelCheckpoint
+from .progbar import ProgbarLogger
 
 
 class CallbackList(Callback):
@@ -252,18 +186,6 @@ class History(Callback):
         return f"<History epochs={len(self.epoch)} keys={list(self.history)}>"
 
 
-def _monitor_op(mode: str, monitor: str, who: str) -> tuple[Callable[[Any, Any], bool], float]:
-    if mode not in ("auto", "min", "max"):
-        raise ValueError(f"{who}: mode must be 'auto', 'min' or 'max', got {mode!r}.")
-    if mode == "min" or (mode == "auto" and not _is_accuracy_like(monitor)):
-        return np.less, 1.0
-    return np.greater, -1.0
-
-
-def _is_accuracy_like(monitor: str) -> bool:
-    return bool(re.search(r"acc|auc|precision|recall|top_k", monitor))
-
-
 class EarlyStopping(Callback):
     """Stop training when `monitor` has not improved by `min_delta` for `patience` epochs.
 
@@ -345,106 +267,6 @@ class EarlyStopping(Callback):
     def on_train_end(self, logs: dict | None = None) -> None:
         if self.stopped_epoch > 0 and self.verbose > 0:
             print(f"Epoch {self.stopped_epoch + 1}: early stopping")
-
-
-class ModelCheckpoint(Callback):
-    """Save the model (or its weights) every epoch, or only when `monitor` improves.
-
-    `filepath` may hold format fields filled from the epoch and the logs, e.g.
-    `"ckpt-{epoch:02d}-{val_loss:.2f}.weights.h5"`. Saving goes through `model.save_weights`
-    (with `save_weights_only=True`) or `model.save`, which write files atomically.
-    """
-
-    def __init__(
-        self,
-        filepath: str | os.PathLike[str],
-        monitor: str = "val_loss",
-        verbose: int = 0,
-        save_best_only: bool = False,
-        save_weights_only: bool = False,
-        mode: str = "auto",
-        save_freq: Any = "epoch",
-        options: Any = None,
-        initial_value_threshold: float | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__()
-        self.filepath = os.fspath(filepath)
-        self.monitor = monitor
-        self.verbose = verbose
-        self.save_best_only = save_best_only
-        self.save_weights_only = save_weights_only
-        if save_freq != "epoch" and not (isinstance(save_freq, int) and save_freq > 0):
-            raise ValueError(
-                f"ModelCheckpoint: save_freq must be 'epoch' or a positive number of batches, "
-                f"got {save_freq!r}."
-            )
-        self.save_freq = save_freq
-        self.monitor_op, sign = _monitor_op(mode, monitor, "ModelCheckpoint")
-        self.best = initial_value_threshold
-        if self.best is None:
-            self.best = np.inf if sign > 0 else -np.inf
-        self._batches = 0
-        self._epoch = 0
-
-    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
-        self._epoch = epoch
-
-    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
-        if self.save_freq == "epoch":
-            return
-        self._batches += 1
-        if self._batches % self.save_freq == 0:
-            self._save(self._epoch, logs, batch)
-
-    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-        if self.save_freq == "epoch":
-            self._save(epoch, logs)
-
-    def _path(self, epoch: int, logs: dict, batch: int | None) -> str:
-        try:
-            if batch is None:
-                return self.filepath.format(epoch=epoch + 1, **logs)
-            return self.filepath.format(epoch=epoch + 1, batch=batch + 1, **logs)
-        except KeyError as err:
-            raise KeyError(
-                f"ModelCheckpoint: filepath {self.filepath!r} uses {err} which is not among the "
-                f"logs {sorted(logs)} (nor 'epoch'/'batch')."
-            ) from None
-
-    def _save(self, epoch: int, logs: dict | None, batch: int | None = None) -> None:
-        logs = {k: _float(v) for k, v in (logs or {}).items()}
-        path = self._path(epoch, logs, batch)
-        if self.save_best_only:
-            current = logs.get(self.monitor)
-            if current is None:
-                print(
-                    f"ModelCheckpoint: can save best model only with '{self.monitor}' available "
-                    f"in the logs {sorted(logs)}; skipping.",
-                    file=sys.stderr,
-                )
-                return
-            if not self.monitor_op(current, self.best):
-                if self.verbose > 0:
-                    print(
-                        f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {self.best:.5f}"
-                    )
-                return
-            if self.verbose > 0:
-                print(
-                    f"\nEpoch {epoch + 1}: {self.monitor} improved from {self.best:.5f} to "
-                    f"{current:.5f}, saving model to {path}"
-                )
-            self.best = current
-        elif self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: saving model to {path}")
-        parent = os.path.dirname(path)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        if self.save_weights_only:
-            self.model.save_weights(path, overwrite=True)
-        else:
-            self.model.save(path, overwrite=True)
 
 
 class LearningRateScheduler(Callback):
@@ -640,168 +462,6 @@ class LambdaCallback(Callback):
                 raise TypeError(f"LambdaCallback: unknown hook {hook!r}; known: {list(_HOOKS)}.")
             setattr(self, hook, fn)
         self._given = {k for k, v in given.items() if v is not None}
-
-
-# --- progress -----------------------------------------------------------------------------------
-
-
-def _format_logs(logs: dict[str, Any]) -> str:
-    parts = []
-    for k, v in logs.items():
-        v = _float(v)
-        if isinstance(v, float):
-            parts.append(f"{k}: {v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{k}: {v:.4e}")
-    return " - ".join(parts)
-
-
-def _step_time(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.0f}s/step"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.0f}ms/step"
-    return f"{seconds * 1e6:.0f}us/step"
-
-
-def _interactive(stream: Any) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty()) or "ipykernel" in sys.modules
-
-
-class ProgbarLogger(Callback):
-    """Keras-style progress: a live bar per epoch with `verbose=1` (tqdm when installed),
-    one line per epoch with `verbose=2`. Evaluate and predict show a bar with `verbose=1`.
-    """
-
-    def __init__(self, count_mode: str = "steps", stateful_metrics: Any = None) -> None:
-        super().__init__()
-        self._bar: Any = None
-        self._last = 0.0
-        self._start = 0.0
-        self._seen = 0
-        self._mode = "train"
-        self.stream = None
-
-    @property
-    def verbose(self) -> int:
-        return int(self.params.get("verbose", 1) or 0)
-
-    def _out(self) -> Any:
-        return self.stream or sys.stdout
-
-    def _open(self, total: int | None, mode: str) -> None:
-        self._mode = mode
-        self._seen = 0
-        self._start = self._last = time.perf_counter()
-        self._bar = None
-        if self.verbose != 1 or not _interactive(self._out()):
-            # Like Keras' Progbar: a live bar only on a terminal or notebook; logs and pipes get
-            # one finished line per epoch instead of hundreds of carriage-return updates.
-            return
-        bar_class = _tqdm_class()
-        if bar_class is None:  # tqdm is the `progress` extra; without it, print at the end
-            return
-        self._bar = bar_class(
-            total=total,
-            file=self._out(),
-            leave=True,
-            bar_format="{n_fmt}/{total_fmt} [{bar:30}] - {keras}",
-            ascii=".>=",
-            mininterval=0.1,
-        )
-
-    def _postfix(self, logs: dict | None) -> str:
-        elapsed = time.perf_counter() - self._start
-        text = _format_logs(logs or {})
-        head = f"{elapsed:.0f}s {_step_time(elapsed / max(self._seen, 1))}"
-        return head + (f" - {text}" if text else "")
-
-    def _step(self, batch: int, logs: dict | None) -> None:
-        self._seen = batch + 1
-        if self._bar is None:
-            return
-        now = time.perf_counter()
-        self._bar.update(self._seen - self._bar.n)
-        if now - self._last >= 0.1:
-            self._last = now
-            self._bar.keras = self._postfix(logs)
-
-    def _close(self, logs: dict | None, epoch_line: bool) -> None:
-        if self._bar is not None:
-            self._bar.keras = self._postfix(logs)
-            if self._bar.total is None:
-                self._bar.total = self._seen
-            self._bar.close()
-            self._bar = None
-        elif self.verbose == 1:
-            total = self._seen
-            print(f"{total}/{total} [{'=' * 30}] - {self._postfix(logs)}", file=self._out())
-        elif self.verbose == 2 and epoch_line:
-            secs = time.perf_counter() - self._start
-            steps = self.params.get("steps") if self._mode == "train" else None
-            total = steps or self._seen
-            text = _format_logs(logs or {})
-            print(
-                f"{self._seen}/{total} - {secs:.0f}s - {text + ' - ' if text else ''}"
-                f"{_step_time(secs / max(self._seen, 1))}",
-                file=self._out(),
-            )
-
-    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
-        if self.verbose:
-            print(f"Epoch {epoch + 1}/{self.params.get('epochs', 1)}", file=self._out())
-        self._open(self.params.get("steps"), "train")
-
-    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
-        self._step(batch, logs)
-
-    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-        self._close(logs, True)
-
-    def on_test_begin(self, logs: dict | None = None) -> None:
-        if not self.params.get("_in_fit"):
-            self._open(self.params.get("test_steps"), "test")
-
-    def on_test_batch_end(self, batch: int, logs: dict | None = None) -> None:
-        if not self.params.get("_in_fit"):
-            self._step(batch, logs)
-
-    def on_test_end(self, logs: dict | None = None) -> None:
-        if not self.params.get("_in_fit"):
-            self._close(logs, False)
-
-    def on_predict_begin(self, logs: dict | None = None) -> None:
-        self._open(self.params.get("predict_steps"), "predict")
-
-    def on_predict_batch_end(self, batch: int, logs: dict | None = None) -> None:
-        self._step(batch, None)
-
-    def on_predict_end(self, logs: dict | None = None) -> None:
-        self._close(None, False)
-
-
-_BAR_CLASS: list[Any] = []
-
-
-def _tqdm_class() -> Any:
-    """A tqdm subclass whose bar format can show Keras' "1s 4ms/step - loss: ..." text."""
-    if not _BAR_CLASS:
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            _BAR_CLASS.append(None)
-            return None
-
-        class KerasBar(tqdm):
-            keras = ""
-
-            @property
-            def format_dict(self) -> dict[str, Any]:
-                d = super().format_dict
-                d["keras"] = self.keras
-                return d
-
-        _BAR_CLASS.append(KerasBar)
-    return _BAR_CLASS[0]
 
 
 def configure(callbacks: Any, model: Any, verbose: int, **params: Any) -> CallbackList:
