@@ -1,6 +1,7 @@
 """`tf.distribute`: strategies for running one model on several devices or processes."""
 
 from layerflow._src.distribute.cross_device_ops import (
+    AllReduceCrossDeviceOps,
     CrossDeviceOps,
     HierarchicalCopyAllReduce,
     NcclAllReduce,
@@ -24,6 +25,7 @@ from layerflow._src.distribute.values import DistributedValues
 from layerflow.distribute import experimental
 
 __all__ = [
+    "AllReduceCrossDeviceOps",
     "CrossDeviceOps",
     "DistributedValues",
     "HierarchicalCopyAllReduce",
