@@ -1,7 +1,11 @@
-"""Elementwise arithmetic, comparisons, reductions and matmul: forward and gradient side by side.
+"""Binary and unary elementwise math, `where` and matmul: forward and gradient side by side.
 
 Binary ops broadcast like NumPy; their gradients sum back to each input's shape
 (`_unbroadcast`). Integer inputs never get gradients (the tape does not watch them).
+
+This module is the ops' common import point: the primitives every gradient uses (add, multiply,
+reshape, the reductions, ...) live in `core_ops`, comparisons and casts in `compare_ops`, and
+both are re-exported here, so `math_ops.reduce_sum` or `math_ops.cast` keep working.
 """
 
 from __future__ import annotations
@@ -10,112 +14,48 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.autodiff import tape as _tape
 from layerflow._src.autodiff.op import input_needed, op
-from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework import errors
 from layerflow._src.framework.tensor import Tensor
-
-# --- helpers -----------------------------------------------------------------------------------
-
-
-def _unbroadcast(g: Any, x: Any) -> Any:
-    """Sum `g` down to the shape of `x` (undo broadcasting)."""
-    gs, xs = tuple(g._data.shape), tuple(x._data.shape)
-    if gs == xs:
-        return g
-    lead = len(gs) - len(xs)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, d in enumerate(xs) if d == 1 and gs[i + lead] != 1
-    )
-    if axes:
-        g = reduce_sum(g, axis=axes)
-    if tuple(g._data.shape) != xs:
-        g = reshape(g, xs)
-    return g
-
-
-def _norm_axis(axis: Any, ndim: int, opname: str) -> tuple[int, ...] | None:
-    if axis is None:
-        return None
-    if isinstance(axis, Tensor):
-        axis = axis.numpy().tolist()
-    axes = tuple(axis) if isinstance(axis, list | tuple) else (axis,)
-    out = []
-    for a in axes:
-        a = int(a)
-        if not -ndim <= a < max(ndim, 1):
-            raise errors.InvalidArgumentError(
-                None,
-                opname,
-                f"{opname}: axis {a} is out of range for a tensor of rank {ndim}; valid axes "
-                f"are {-ndim}..{ndim - 1}.",
-            )
-        out.append(a % ndim if ndim else 0)
-    return tuple(out)
-
-
-# --- binary arithmetic -------------------------------------------------------------------------
-
-
-@op("add", 2)
-def add(xp: Any, x: Any, y: Any) -> Any:
-    """x + y, elementwise with broadcasting.
-
-    >>> import layerflow as tf
-    >>> tf.add([1, 2], 3).numpy()
-    array([4, 5], dtype=int32)
-    """
-    return x + y
-
-
-@add.grad
-def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
-    # A bias add's gradient for the bias is a reduction over the batch: only when asked for.
-    return (
-        _unbroadcast(dy, x) if input_needed(0) else None,
-        _unbroadcast(dy, y) if input_needed(1) else None,
-    )
-
-
-@op("subtract", 2)
-def subtract(xp: Any, x: Any, y: Any) -> Any:
-    return x - y
-
-
-@subtract.grad
-def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
-    return (
-        _unbroadcast(dy, x) if input_needed(0) else None,
-        _unbroadcast(negative(dy), y) if input_needed(1) else None,
-    )
-
-
-@op("multiply", 2)
-def multiply(xp: Any, x: Any, y: Any) -> Any:
-    if x.dtype == np.bool_:
-        return x & y
-    return x * y
-
-
-@multiply.grad
-def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
-    return (
-        _unbroadcast(multiply(dy, y), x) if input_needed(0) else None,
-        _unbroadcast(multiply(dy, x), y) if input_needed(1) else None,
-    )
-
-
-@op("real_div", 2)
-def _real_div(xp: Any, x: Any, y: Any) -> Any:
-    return x / y
-
-
-@_real_div.grad
-def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
-    gx = _real_div(dy, y)
-    gy = negative(multiply(gx, _real_div(x, y)))
-    return _unbroadcast(gx, x), _unbroadcast(gy, y)
-
+from layerflow._src.ops.compare_ops import (  # noqa: F401 - re-exported
+    _cast,
+    _ones_like,
+    _zeros_like,
+    cast,
+    equal,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    not_equal,
+    ones_like,
+    zeros_like,
+)
+from layerflow._src.ops.core_ops import (  # noqa: F401 - re-exported
+    _as_tensor,
+    _broadcast_to,
+    _norm_axis,
+    _real_div,
+    _reduce_mean,
+    _reduce_sum,
+    _reduction_grad,
+    _reshape,
+    _unbroadcast,
+    add,
+    broadcast_to,
+    multiply,
+    negative,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_sum,
+    reshape,
+    subtract,
+)
 
 _TRUEDIV_TARGET = {
     "int8": "float32",
@@ -236,16 +176,6 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
 
 
 # --- unary -------------------------------------------------------------------------------------
-
-
-@op("negative")
-def negative(xp: Any, x: Any) -> Any:
-    return -x
-
-
-@negative.grad
-def _(dy: Any, out: Any, x: Any) -> Any:
-    return negative(dy)
 
 
 @op("abs")
@@ -375,34 +305,6 @@ def _(ddx: Any, out: Any, dy: Any, y: Any) -> Any:
     return _relu_grad(ddx, y), zeros_like(y)
 
 
-# --- comparisons and logic (no gradient) ---------------------------------------------------------
-
-
-def _compare(name: str, fn: Any) -> Any:
-    def forward(xp: Any, x: Any, y: Any) -> Any:
-        return fn(x, y)
-
-    forward.__name__ = name
-    forward.__doc__ = f"Elementwise `{name}` (a bool tensor)."
-    return op(name, 2)(forward)
-
-
-equal = _compare("equal", np.equal)
-not_equal = _compare("not_equal", np.not_equal)
-less = _compare("less", np.less)
-less_equal = _compare("less_equal", np.less_equal)
-greater = _compare("greater", np.greater)
-greater_equal = _compare("greater_equal", np.greater_equal)
-logical_and = _compare("logical_and", np.logical_and)
-logical_or = _compare("logical_or", np.logical_or)
-logical_xor = _compare("logical_xor", np.logical_xor)
-
-
-@op("logical_not")
-def logical_not(xp: Any, x: Any) -> Any:
-    return xp.logical_not(x)
-
-
 # --- where, cast, like ---------------------------------------------------------------------------
 
 
@@ -446,168 +348,7 @@ def _where_indices(xp: Any, cond: Any) -> Any:
     return xp.argwhere(cond).astype(np.int64)
 
 
-@op("cast", 1, may_alias=True)
-def _cast(xp: Any, x: Any, dtype: Any) -> Any:
-    if dtype.kind in "iu" and x.dtype.kind == "f":
-        return xp.trunc(x).astype(dtype)
-    return x.astype(dtype, copy=False)
-
-
-@_cast.grad
-def _(dy: Any, out: Any, x: Any, dtype: Any) -> Any:
-    if x._data.dtype.kind not in "fc":
-        return None
-    return _cast(dy, x._data.dtype)
-
-
-def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
-    """Convert `x` to `dtype` (floats to ints truncate toward zero, as in TF)."""
-    return _cast(x, dtypes.as_dtype(dtype).np)
-
-
-@op("zeros_like", may_alias=False)
-def _zeros_like(xp: Any, x: Any, dtype: Any = None) -> Any:
-    return xp.zeros_like(x, dtype=dtype)
-
-
-@op("ones_like")
-def _ones_like(xp: Any, x: Any, dtype: Any = None) -> Any:
-    return xp.ones_like(x, dtype=dtype)
-
-
-def zeros_like(input: Any, dtype: Any = None, name: str | None = None) -> Any:  # noqa: A002
-    return _zeros_like(input, None if dtype is None else dtypes.as_dtype(dtype).np)
-
-
-def ones_like(input: Any, dtype: Any = None, name: str | None = None) -> Any:  # noqa: A002
-    return _ones_like(input, None if dtype is None else dtypes.as_dtype(dtype).np)
-
-
 # --- reductions ----------------------------------------------------------------------------------
-
-
-def _reduction_grad(dy: Any, x: Any, axis: Any, keepdims: bool) -> Any:
-    """Reshape a reduction's gradient so it broadcasts back over the reduced axes."""
-    shape = list(x._data.shape)
-    axes = range(len(shape)) if axis is None else axis
-    if not keepdims:
-        kept = [1 if i in axes else d for i, d in enumerate(shape)]
-        dy = reshape(dy, kept)
-    return broadcast_to(dy, shape)
-
-
-@op("reduce_sum")
-def _reduce_sum(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    dt = x.dtype if x.dtype.kind != "b" else np.int32
-    if (
-        axis
-        and not keepdims
-        and axis == tuple(range(len(axis)))
-        and len(axis) < x.ndim
-        and x.dtype.kind == "f"
-        and x.dtype.itemsize >= 4
-        and x.flags.c_contiguous
-    ):
-        # Summing the leading (batch) axes, e.g. a bias gradient: one GEMV with a ones vector
-        # is ~8x faster than NumPy's row-by-row reduction when the kept axes are short.
-        rows = 1
-        for d in x.shape[: len(axis)]:
-            rows *= d
-        if rows >= 1024:
-            flat = x.reshape(rows, -1)
-            return (xp.ones(rows, dtype=x.dtype) @ flat).reshape(x.shape[len(axis) :])
-    return xp.sum(x, axis=axis, keepdims=keepdims, dtype=dt)
-
-
-@_reduce_sum.grad
-def _(dy: Any, out: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _reduction_grad(dy, x, axis, keepdims)
-
-
-def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False,
-               name: str | None = None) -> Any:  # fmt: skip
-    """Sum over `axis` (all axes when None).
-
-    >>> import layerflow as tf
-    >>> int(tf.reduce_sum([[1, 2], [3, 4]]))
-    10
-    """
-    x = _as_tensor(input_tensor)
-    return _reduce_sum(x, _norm_axis(axis, x._data.ndim, "reduce_sum"), bool(keepdims))
-
-
-def _as_tensor(x: Any) -> Any:
-    if isinstance(x, Tensor) or hasattr(x, "_data"):
-        return x
-    from layerflow._src.framework.convert import convert_to_tensor
-
-    return convert_to_tensor(x)
-
-
-@op("reduce_mean")
-def _reduce_mean(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    if x.dtype.kind in "iub":
-        s = xp.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)
-        n = x.size // max(s.size, 1) if x.size else 1
-        return xp.trunc(s / n).astype(x.dtype if x.dtype.kind != "b" else np.int32)
-    if x.size and x.dtype.kind == "f" and x.dtype.itemsize >= 4:
-        # NumPy's own mean (a sum in the input's dtype, then a true divide by the count),
-        # without its Python-level wrapper: the same bits in a fifth of the time.
-        s = xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-        return xp.asarray(s / (x.size // max(s.size, 1)), dtype=x.dtype)
-    return xp.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-
-
-@_reduce_mean.grad
-def _(dy: Any, out: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    n = x._data.size // max(out._data.size, 1)
-    if axis is None and not _tape._state.tapes:
-        # The mean of everything (a loss): every element gets dy / n; one array, no ops to
-        # record (the composed form below is what an outer tape differentiates).
-        xa = x._data
-        xp = x._device.xp
-        return Tensor(xp.full(xa.shape, dy._data / xp.asarray(n, dtype=xa.dtype), xa.dtype),
-                      x._device)  # fmt: skip
-    return _real_div(_reduction_grad(dy, x, axis, keepdims), Tensor(
-        x._device.xp.asarray(n, dtype=x._data.dtype), x._device))  # fmt: skip
-
-
-def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False,
-                name: str | None = None) -> Any:  # fmt: skip
-    """Mean over `axis`; integer tensors give integer means (truncated), as in TF."""
-    x = _as_tensor(input_tensor)
-    return _reduce_mean(x, _norm_axis(axis, x._data.ndim, "reduce_mean"), bool(keepdims))
-
-
-def _extremum(name: str, fn_name: str) -> Any:
-    @op(name)
-    def forward(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-        if x.size == 0:
-            raise errors.InvalidArgumentError(None, name, f"{name} of an empty tensor.")
-        return getattr(xp, fn_name)(x, axis=axis, keepdims=keepdims)
-
-    @forward.grad
-    def _(dy: Any, out: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-        # Ties share the gradient equally, as TF does.
-        y = _reduction_grad(out, x, axis, keepdims)
-        mask = cast(equal(x, y), x._data.dtype)
-        count = _reduction_grad(_reduce_sum(mask, axis, keepdims), x, axis, keepdims)
-        return multiply(_real_div(mask, count), _reduction_grad(dy, x, axis, keepdims))
-
-    def public(input_tensor: Any, axis: Any = None, keepdims: bool = False,
-               name: str | None = None) -> Any:  # fmt: skip
-        x = _as_tensor(input_tensor)
-        return forward(x, _norm_axis(axis, x._data.ndim, name or forward.prim.name), bool(keepdims))
-
-    public.__name__ = name
-    public.__doc__ = f"`tf.{name}`: the {fn_name} over `axis` (all axes when None)."
-    return public
-
-
-reduce_max = _extremum("reduce_max", "max")
-reduce_min = _extremum("reduce_min", "min")
-
-
 # --- matmul --------------------------------------------------------------------------------------
 
 
@@ -683,48 +424,3 @@ def matmul(
     if transpose_a or transpose_b or adjoint_a or adjoint_b:
         return _matmul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
     return _matmul(a, b)  # the common case, without attributes to pass along and record
-
-
-# --- shape ops the gradients above need -----------------------------------------------------------
-
-
-@op("reshape", 1, may_alias=True)
-def _reshape(xp: Any, x: Any, shape: tuple[int, ...]) -> Any:
-    try:
-        return x.reshape(shape)
-    except ValueError:
-        raise errors.InvalidArgumentError(
-            None,
-            "reshape",
-            f"reshape: cannot reshape a tensor with {x.size} elements (shape {tuple(x.shape)}) "
-            f"to shape {list(shape)}.",
-        ) from None
-
-
-@_reshape.grad
-def _(dy: Any, out: Any, x: Any, shape: Any) -> Any:
-    return _reshape(dy, tuple(x._data.shape))
-
-
-def reshape(tensor: Any, shape: Any, name: str | None = None) -> Any:
-    """A tensor with the same elements in a new shape (one dimension may be -1)."""
-    if isinstance(shape, Tensor):
-        shape = shape.numpy().tolist()
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
-    return _reshape(tensor, shape)
-
-
-@op("broadcast_to", 1, may_alias=True)
-def _broadcast_to(xp: Any, x: Any, shape: tuple[int, ...]) -> Any:
-    return xp.broadcast_to(x, shape).copy()
-
-
-@_broadcast_to.grad
-def _(dy: Any, out: Any, x: Any, shape: Any) -> Any:
-    return _unbroadcast(dy, x)
-
-
-def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Any:  # noqa: A002
-    if isinstance(shape, Tensor):
-        shape = shape.numpy().tolist()
-    return _broadcast_to(input, tuple(int(d) for d in shape))

@@ -1,0 +1,77 @@
+"""Comparisons, logic, casts and `*_like` constructors: ops without a gradient of their own.
+
+`cast`'s gradient is a cast back; the others have none (comparisons and logic give bools).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from layerflow._src.autodiff.op import op
+from layerflow._src.framework import dtypes
+
+# --- comparisons and logic (no gradient) ---------------------------------------------------------
+
+
+def _compare(name: str, fn: Any) -> Any:
+    def forward(xp: Any, x: Any, y: Any) -> Any:
+        return fn(x, y)
+
+    forward.__name__ = name
+    forward.__doc__ = f"Elementwise `{name}` (a bool tensor)."
+    return op(name, 2)(forward)
+
+
+equal = _compare("equal", np.equal)
+not_equal = _compare("not_equal", np.not_equal)
+less = _compare("less", np.less)
+less_equal = _compare("less_equal", np.less_equal)
+greater = _compare("greater", np.greater)
+greater_equal = _compare("greater_equal", np.greater_equal)
+logical_and = _compare("logical_and", np.logical_and)
+logical_or = _compare("logical_or", np.logical_or)
+logical_xor = _compare("logical_xor", np.logical_xor)
+
+
+@op("logical_not")
+def logical_not(xp: Any, x: Any) -> Any:
+    return xp.logical_not(x)
+
+
+@op("cast", 1, may_alias=True)
+def _cast(xp: Any, x: Any, dtype: Any) -> Any:
+    if dtype.kind in "iu" and x.dtype.kind == "f":
+        return xp.trunc(x).astype(dtype)
+    return x.astype(dtype, copy=False)
+
+
+@_cast.grad
+def _(dy: Any, out: Any, x: Any, dtype: Any) -> Any:
+    if x._data.dtype.kind not in "fc":
+        return None
+    return _cast(dy, x._data.dtype)
+
+
+def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
+    """Convert `x` to `dtype` (floats to ints truncate toward zero, as in TF)."""
+    return _cast(x, dtypes.as_dtype(dtype).np)
+
+
+@op("zeros_like", may_alias=False)
+def _zeros_like(xp: Any, x: Any, dtype: Any = None) -> Any:
+    return xp.zeros_like(x, dtype=dtype)
+
+
+@op("ones_like")
+def _ones_like(xp: Any, x: Any, dtype: Any = None) -> Any:
+    return xp.ones_like(x, dtype=dtype)
+
+
+def zeros_like(input: Any, dtype: Any = None, name: str | None = None) -> Any:  # noqa: A002
+    return _zeros_like(input, None if dtype is None else dtypes.as_dtype(dtype).np)
+
+
+def ones_like(input: Any, dtype: Any = None, name: str | None = None) -> Any:  # noqa: A002
+    return _ones_like(input, None if dtype is None else dtypes.as_dtype(dtype).np)
