@@ -184,3 +184,33 @@ def _patches_ref(x, k):
         for j in range(k):
             out[:, :, :, i, j] = xp_[:, i : i + h, j : j + w]
     return out
+
+
+def test_block_pool_leaves_odd_edges_out():
+    """stride == pool size on odd sizes (VALID): the last row/column gets no gradient."""
+    x = rng.permutation(2 * 7 * 5 * 3).reshape(2, 7, 5, 3) / 10.0
+    check_op(lambda a: tf.nn.avg_pool2d(a, 2, 2, "VALID"), [x],
+             lambda a: pool_ref(a, (2, 2), (2, 2), "VALID", "avg"), eps=1e-4)  # fmt: skip
+
+
+def test_channels_first_views_chain_like_contiguous_inputs():
+    """Conv and pool outputs are NHWC views of channels-first arrays; feeding such a view or a
+    C-contiguous copy of it to the next conv gives the same values and gradients, and a
+    LeNet-shaped chain matches the NumPy reference (stride 1, padded and unpadded col2im)."""
+    x = rng.standard_normal((3, 9, 9, 1))
+    w1, w2 = rng.standard_normal((3, 3, 1, 4)), rng.standard_normal((3, 3, 4, 5))
+    h = tf.nn.avg_pool2d(tf.nn.conv2d(x, w1, 1, "SAME"), 2, 2, "VALID")
+    assert not h._data.flags.c_contiguous  # the view this test is about
+    a = tf.nn.conv2d(h, w2, 1, "VALID").numpy()
+    b = tf.nn.conv2d(np.ascontiguousarray(h.numpy()), w2, 1, "VALID").numpy()
+    np.testing.assert_array_equal(a, b)
+
+    def chain(a, f1, f2):
+        return tf.nn.conv2d(tf.nn.avg_pool2d(tf.nn.conv2d(a, f1, 1, "SAME"), 2, 2, "VALID"),
+                            f2, 1, "VALID")  # fmt: skip
+
+    def chain_ref(a, f1, f2):
+        return conv_ref(pool_ref(conv_ref(a, f1, (1, 1), "SAME"), (2, 2), (2, 2), "VALID",
+                                 "avg"), f2, (1, 1), "VALID")  # fmt: skip
+
+    check_op(chain, [x, w1, w2], chain_ref, grad_rtol=1e-4)

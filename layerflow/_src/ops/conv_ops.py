@@ -123,6 +123,12 @@ def _crop(xp: Any, xpad: Any, pads: Any, shape: tuple[int, ...]) -> Any:
 # GEMM on contiguous or plainly transposed operands.
 
 
+def _cf(xp: Any, a: Any) -> Any:
+    """The (C, N, H, W) contiguous form of an NHWC array: free when `a` is a channels-first
+    array seen through a transpose, as every output of this module is."""
+    return xp.ascontiguousarray(a.transpose(3, 0, 1, 2))
+
+
 def _im2col(xp: Any, x: Any, kh: int, kw: int, geo: Any) -> Any:
     (oh, ow), ((t, b), (left, r)), _, _ = geo
     n, h, w, c = x.shape
@@ -130,7 +136,7 @@ def _im2col(xp: Any, x: Any, kh: int, kw: int, geo: Any) -> Any:
         xt = xp.zeros((c, n, h + t + b, w + left + r), dtype=x.dtype)
         xt[:, :, t : t + h, left : left + w] = x.transpose(3, 0, 1, 2)
     else:
-        xt = x.transpose(3, 0, 1, 2) if c == 1 else xp.ascontiguousarray(x.transpose(3, 0, 1, 2))
+        xt = _cf(xp, x)
     cols = xp.empty((kh, kw, c, n, oh, ow), dtype=x.dtype)
     for i in range(kh):
         for j in range(kw):
@@ -139,14 +145,31 @@ def _im2col(xp: Any, x: Any, kh: int, kw: int, geo: Any) -> Any:
 
 
 def _col2im(xp: Any, dcols: Any, x_shape: tuple[int, ...], kh: int, kw: int, geo: Any) -> Any:
-    (oh, ow), ((t, b), (left, r)), _, _ = geo
+    (oh, ow), ((t, b), (left, r)), (sh, sw), (dh, dw) = geo
     n, h, w, c = x_shape
-    d6 = dcols.reshape(kh, kw, c, n, oh, ow)
-    dxt = xp.zeros((c, n, h + t + b, w + left + r), dtype=dcols.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            dxt[_tap_cf(i, j, geo)] += d6[i, j]
-    return xp.ascontiguousarray(dxt[:, :, t : t + h, left : left + w].transpose(1, 2, 3, 0))
+    hp, wp = h + t + b, w + left + r
+    if dcols.shape[1] == n * oh * wp != n * oh * ow:
+        # Rows as wide as the padded input (`_dcols(..., wide=True)`, stride 1), the extra
+        # columns zero: every tap's patch gradient then lands on ONE contiguous run of the
+        # flattened input, one add of oh * wp floats instead of oh * N * C adds of ow floats.
+        # The zeros spill onto the next row's first pixels, adding nothing; past the image's
+        # end there are only such zeros, which the clipped slice leaves out.
+        d = dcols.reshape(kh, kw, c * n, oh * wp)
+        flat = xp.zeros((c * n, hp * wp), dtype=dcols.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                dst = flat[:, i * dh * wp + j * dw :][:, : oh * wp]
+                dst += d[i, j][:, : dst.shape[1]]
+        dxt = flat.reshape(c, n, hp, wp)
+    else:
+        d6 = dcols.reshape(kh, kw, c, n, oh, ow)
+        dxt = xp.zeros((c, n, hp, wp), dtype=dcols.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                dxt[_tap_cf(i, j, geo)] += d6[i, j]
+    if t or b or left or r:
+        dxt = xp.ascontiguousarray(dxt[:, :, t : t + h, left : left + w])
+    return dxt.transpose(1, 2, 3, 0)
 
 
 # --- the three convolution ops (each is the others' gradient) -------------------------------------
@@ -160,16 +183,26 @@ def _contract(xp: Any, cols: Any, w: Any, out_hw: tuple, depthwise: bool) -> Any
         out = xp.einsum("kcp,kcm->pcm", cols.reshape(kh * kw, c, p), w.reshape(kh * kw, c, m),
                         optimize=True)  # fmt: skip
         return out.reshape(n, *out_hw, c * m)
-    return (cols.T @ w.reshape(kh * kw * c, m)).reshape(n, *out_hw, m)
+    # (O, K) @ (K, P): the output is channels-first, handed on as an NHWC view of it, so the
+    # bias, the activation, the next pool and the next im2col all read whole rows.
+    out = w.reshape(kh * kw * c, m).T @ cols
+    return out.reshape(m, n, *out_hw).transpose(1, 2, 3, 0)
 
 
-def _dcols(xp: Any, dy: Any, w: Any, depthwise: bool) -> Any:
+def _dcols(xp: Any, dy: Any, w: Any, depthwise: bool, wide: int = 0) -> Any:
+    """The patch gradients (KH*KW*C, P); with `wide`, each dy row is zero-padded to `wide`
+    columns first, the layout `_col2im`'s contiguous runs need."""
     kh, kw, c, m = w.shape
     if depthwise:
         dy3 = dy.reshape(-1, c, m)
         d = xp.einsum("pcm,kcm->kcp", dy3, w.reshape(kh * kw, c, m), optimize=True)
         return d.reshape(kh * kw * c, -1)
-    return w.reshape(kh * kw * c, m) @ dy.reshape(-1, m).T
+    dyc = _cf(xp, dy)
+    if wide > dyc.shape[3]:
+        padded = xp.zeros(dyc.shape[:3] + (wide,), dtype=dyc.dtype)
+        padded[..., : dyc.shape[3]] = dyc
+        dyc = padded
+    return w.reshape(kh * kw * c, m) @ dyc.reshape(m, -1)
 
 
 def _dfilter(xp: Any, cols: Any, dy: Any, w_shape: tuple[int, ...], depthwise: bool) -> Any:
@@ -178,7 +211,7 @@ def _dfilter(xp: Any, cols: Any, dy: Any, w_shape: tuple[int, ...], depthwise: b
         dy3 = dy.reshape(-1, c, m)
         d = xp.einsum("kcp,pcm->kcm", cols.reshape(kh * kw, c, -1), dy3, optimize=True)
         return d.reshape(w_shape)
-    return (cols @ dy.reshape(-1, dy.shape[3])).reshape(w_shape)
+    return (cols @ _cf(xp, dy).reshape(m, -1).T).reshape(w_shape)
 
 
 def _geo_for(x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: tuple, name: str) -> Any:
@@ -236,7 +269,10 @@ def _conv_input_grad(xp: Any, dy: Any, w: Any, x_shape: tuple, attrs: tuple,
             f"the gradient has spatial shape {tuple(dy.shape[1:3])} but an input of shape "
             f"{x_shape} gives {geo[0]}"
         )
-    return _col2im(xp, _dcols(xp, dy, w, depthwise), x_shape, w.shape[0], w.shape[1], geo)
+    (left, r), strides = geo[1][1], geo[2]
+    wide = x_shape[2] + left + r if strides == (1, 1) and not depthwise else 0
+    dcols = _dcols(xp, dy, w, depthwise, wide)
+    return _col2im(xp, dcols, x_shape, w.shape[0], w.shape[1], geo)
 
 
 @_conv_input_grad.grad
@@ -473,33 +509,36 @@ def _blocks(ksize: tuple, strides: tuple, geo: Any, dtype: Any) -> bool:
 
 
 def _block_mean(xp: Any, x: Any, ksize: tuple, out_hw: tuple) -> Any:
-    """Mean of non-overlapping windows by a reshape: KH + KW - 2 adds of contiguous halves,
-    no padding, no window counts."""
+    """Mean of non-overlapping windows by a reshape of the channels-first form: KH + KW - 2
+    adds of whole rows, no padding, no window counts; the result is channels-first too."""
     (kh, kw), (oh, ow) = ksize, out_hw
-    n, c = x.shape[0], x.shape[3]
-    a = x[:, : oh * kh, : ow * kw].reshape(n, oh, kh, ow, kw, c)
+    xc = _cf(xp, x)[:, :, : oh * kh, : ow * kw]
+    c, n = xc.shape[:2]
+    a = xc.reshape(c * n, oh, kh, ow, kw)
     rows = a[:, :, 0] + a[:, :, 1] if kh > 1 else a[:, :, 0]
     for i in range(2, kh):
         rows += a[:, :, i]
-    total = rows[:, :, :, 0] + rows[:, :, :, 1] if kw > 1 else rows[:, :, :, 0].copy()
+    total = rows[..., 0] + rows[..., 1] if kw > 1 else rows[..., 0].copy()
     for j in range(2, kw):
-        total += rows[:, :, :, j]
+        total += rows[..., j]
     total *= total.dtype.type(1.0 / (kh * kw))
-    return total
+    return total.reshape(c, n, oh, ow).transpose(1, 2, 3, 0)
 
 
 def _block_spread(xp: Any, dy: Any, x_shape: tuple, ksize: tuple) -> Any:
-    """The gradient of `_block_mean`: each output's share copied to its window."""
+    """The gradient of `_block_mean`: each output's share copied to its window (a repeat
+    along the rows, then whole rows broadcast down each window)."""
     (kh, kw), (n, oh, ow, c) = ksize, dy.shape
-    share = dy * dy.dtype.type(1.0 / (kh * kw))
-    blocks = xp.empty((n, oh, kh, ow, kw, c), dtype=dy.dtype)
-    blocks[...] = share[:, :, None, :, None, :]
-    blocks = blocks.reshape(n, oh * kh, ow * kw, c)
-    if (oh * kh, ow * kw) == tuple(x_shape[1:3]):
-        return blocks
-    dx = xp.zeros(x_shape, dtype=dy.dtype)  # VALID pooling leaves the last rows/columns out
-    dx[:, : oh * kh, : ow * kw] = blocks
-    return dx
+    share = _cf(xp, dy) * dy.dtype.type(1.0 / (kh * kw))
+    wide = xp.repeat(share, kw, axis=3) if kw > 1 else share
+    blocks = xp.empty((c, n, oh, kh, ow * kw), dtype=dy.dtype)
+    blocks[...] = wide[:, :, :, None, :]
+    blocks = blocks.reshape(c, n, oh * kh, ow * kw)
+    if (oh * kh, ow * kw) != tuple(x_shape[1:3]):  # VALID pooling leaves rows/columns out
+        dx = xp.zeros((c, n) + tuple(x_shape[1:3]), dtype=dy.dtype)
+        dx[:, :, : oh * kh, : ow * kw] = blocks
+        blocks = dx
+    return blocks.transpose(1, 2, 3, 0)
 
 
 @op("avg_pool")
