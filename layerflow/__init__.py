@@ -77,9 +77,13 @@ from layerflow._src.ops.gather_ops import (
     pad,
     reverse,
     scatter_nd,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
     tile,
 )
 from layerflow._src.ops.linalg_ops import einsum, tensordot
+from layerflow._src.ops.manip_ops import meshgrid, repeat, roll, sequence_mask
 from layerflow._src.ops.math_ops import (
     abs,  # noqa: A004 - TF's name
     add,
@@ -136,6 +140,7 @@ from layerflow._src.ops.reduce_ops import (
     sort,
     unique,
 )
+from layerflow._src.ops.segment_ops import searchsorted
 from layerflow._src.utils.naming import name_scope
 
 device = _DeviceContext

@@ -2,6 +2,7 @@
 
 from layerflow._src.ops.array_ops import eye
 from layerflow._src.ops.linalg_ops import (
+    band_part,
     det,
     diag,
     diag_part,

@@ -26,6 +26,7 @@ from layerflow._src.ops.math_ops import (
     abs,
     add,
     divide,
+    divide_no_nan,
     equal,
     exp,
     floordiv,
@@ -65,6 +66,7 @@ from layerflow._src.ops.reduce_ops import (
     argmax,
     argmin,
     count_nonzero,
+    cumprod,
     cumsum,
     reduce_all,
     reduce_any,
@@ -73,4 +75,10 @@ from layerflow._src.ops.reduce_ops import (
     reduce_std,
     reduce_variance,
     top_k,
+)
+from layerflow._src.ops.segment_ops import (
+    bincount,
+    in_top_k,
+    segment_sum,
+    unsorted_segment_sum,
 )

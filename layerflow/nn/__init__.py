@@ -13,6 +13,7 @@ from layerflow._src.ops.conv_ops import (
     max_pool2d,
 )
 from layerflow._src.ops.elementwise_ops import log_sigmoid
+from layerflow._src.ops.gather_ops import embedding_lookup
 from layerflow._src.ops.math_ops import relu, sigmoid, tanh
 from layerflow._src.ops.nn_ops import (
     bias_add,
@@ -35,3 +36,4 @@ from layerflow._src.ops.nn_ops import (
     swish,
 )
 from layerflow._src.ops.reduce_ops import top_k
+from layerflow._src.ops.segment_ops import in_top_k

@@ -1,4 +1,5 @@
-"""Indexing ops: gather, gather_nd, scatter_nd, boolean_mask, one_hot, tile, pad, reverse.
+"""Indexing ops: gather, gather_nd, scatter_nd, tensor_scatter_nd_*, embedding_lookup,
+boolean_mask, one_hot, tile, pad, reverse.
 
 Indices are checked as TF's CPU kernels check them: an index out of range is an
 InvalidArgumentError naming the op, the index and the valid range, never a silent wrap.
@@ -14,8 +15,9 @@ from layerflow._src import backend
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
-from layerflow._src.ops.array_ops import _getitem, _shape_tuple
-from layerflow._src.ops.math_ops import _as_tensor, _norm_axis, reduce_sum, reshape
+from layerflow._src.ops.array_ops import _getitem, _shape_tuple, concat
+from layerflow._src.ops.math_ops import _as_tensor, _norm_axis, reduce_sum, reshape, zeros_like
+from layerflow._src.ops.reduce_ops import clip_by_norm
 
 
 def _check_index_dtype(idx: Any, opname: str) -> None:
@@ -139,6 +141,148 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
 def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Any:
     """A zero tensor of `shape` with `updates` added at `indices` (duplicates sum)."""
     return _scatter_nd(indices, _as_tensor(updates), _shape_tuple(shape))
+
+
+# --- tensor_scatter_nd_update / add / sub -------------------------------------------------------
+
+
+def _check_updates(tensor: Any, indices: Any, updates: Any, opname: str) -> None:
+    """updates.shape must be indices.shape[:-1] + tensor.shape[depth:] (TF's rule)."""
+    if indices.ndim == 0:
+        raise errors.InvalidArgumentError(
+            None, opname, f"{opname}: indices must have rank >= 1, got a scalar."
+        )
+    depth = indices.shape[-1]
+    want = tuple(indices.shape[:-1]) + tuple(tensor.shape[depth:])
+    if tuple(updates.shape) != want:
+        raise errors.InvalidArgumentError(
+            None,
+            opname,
+            f"{opname}: updates must have shape indices.shape[:-1] + tensor.shape[{depth}:] = "
+            f"{list(want)} for a tensor of shape {list(tensor.shape)} and indices of shape "
+            f"{list(indices.shape)}, got {list(updates.shape)}.",
+        )
+    if tensor.dtype != updates.dtype:
+        raise errors.InvalidArgumentError(
+            None,
+            opname,
+            f"{opname}: tensor and updates must have the same dtype, got "
+            f"{dtypes.from_numpy(tensor.dtype).name} and {dtypes.from_numpy(updates.dtype).name}.",
+        )
+
+
+@op("tensor_scatter_nd_update", 3, same_dtype=False)
+def _tensor_scatter_update(xp: Any, tensor: Any, indices: Any, updates: Any) -> Any:
+    _check_updates(tensor, indices, updates, "tensor_scatter_nd_update")
+    out = tensor.copy()
+    out[_nd_key(xp, tensor.shape, indices, "tensor_scatter_nd_update")] = updates
+    return out
+
+
+@_tensor_scatter_update.grad
+def _(dy: Any, out: Any, tensor: Any, indices: Any, updates: Any) -> Any:
+    # TF's rule: the overwritten places get no gradient; each update gets dy at its index.
+    gt = _tensor_scatter_update(dy, indices, zeros_like(updates)) if input_needed(0) else None
+    return gt, None, _gather_nd(dy, indices) if input_needed(2) else None
+
+
+@op("tensor_scatter_nd_add", 3, same_dtype=False)
+def _tensor_scatter_add(xp: Any, tensor: Any, indices: Any, updates: Any) -> Any:
+    _check_updates(tensor, indices, updates, "tensor_scatter_nd_add")
+    out = tensor.copy()
+    xp.add.at(out, _nd_key(xp, tensor.shape, indices, "tensor_scatter_nd_add"), updates)
+    return out
+
+
+@_tensor_scatter_add.grad
+def _(dy: Any, out: Any, tensor: Any, indices: Any, updates: Any) -> Any:
+    return dy, None, _gather_nd(dy, indices) if input_needed(2) else None
+
+
+def _scatter_args(tensor: Any, updates: Any) -> tuple[Any, Any]:
+    t = _as_tensor(tensor)
+    if not isinstance(updates, TensorLike):  # a Python value takes the tensor's dtype, as in TF
+        updates = Tensor(t._device.xp.asarray(np.asarray(updates), dtype=t._data.dtype), t._device)
+    return t, updates
+
+
+def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any,
+                             name: str | None = None) -> Any:  # fmt: skip
+    """A copy of `tensor` with the slices at `indices` replaced by `updates`.
+
+    >>> import layerflow as tf
+    >>> tf.tensor_scatter_nd_update([1, 2, 3, 4], [[1], [3]], [9, 7]).numpy()
+    array([1, 9, 3, 7], dtype=int32)
+    """
+    t, u = _scatter_args(tensor, updates)
+    return _tensor_scatter_update(t, indices, u)
+
+
+def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any,
+                          name: str | None = None) -> Any:  # fmt: skip
+    """A copy of `tensor` with `updates` added at `indices` (repeated indices add up).
+
+    >>> import layerflow as tf
+    >>> tf.tensor_scatter_nd_add([1, 2, 3], [[0], [0], [2]], [10, 10, 5]).numpy()
+    array([21,  2,  8], dtype=int32)
+    """
+    t, u = _scatter_args(tensor, updates)
+    return _tensor_scatter_add(t, indices, u)
+
+
+def tensor_scatter_nd_sub(tensor: Any, indices: Any, updates: Any,
+                          name: str | None = None) -> Any:  # fmt: skip
+    """A copy of `tensor` with `updates` subtracted at `indices`.
+
+    >>> import layerflow as tf
+    >>> tf.tensor_scatter_nd_sub([5, 5], [[1]], [2]).numpy()
+    array([5, 3], dtype=int32)
+    """
+    t, u = _scatter_args(tensor, updates)
+    return _tensor_scatter_add(t, indices, -u)
+
+
+# --- embedding_lookup -------------------------------------------------------------------------
+
+
+def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | None = None) -> Any:
+    """Rows of `params` at `ids` (a gather on axis 0); output shape ids.shape + params.shape[1:].
+
+    `params` may be a list of shards split along axis 0 by TF's "div" strategy (contiguous ids,
+    the first `(max_id + 1) % len(params)` shards one row longer). With `max_norm`, each looked-up
+    embedding whose L2 norm exceeds it is scaled down to that norm.
+
+    A Python list is a list of shards, as in TF; pass one table as a tensor:
+
+    >>> import layerflow as tf
+    >>> table = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> tf.nn.embedding_lookup(table, [2, 0]).numpy()
+    array([[5., 6.],
+           [1., 2.]], dtype=float32)
+    """
+    if isinstance(params, list | tuple):
+        shards = [_as_tensor(p) for p in params]
+        if not shards:
+            raise ValueError("embedding_lookup: params is an empty list; pass at least one tensor.")
+        sizes = [int(p._data.shape[0]) if p._data.ndim else -1 for p in shards]
+        total, n = sum(sizes), len(shards)
+        expected = [total // n + (1 if i < total % n else 0) for i in range(n)]
+        if sizes != expected:
+            raise ValueError(
+                f"embedding_lookup: shards of sizes {sizes} along axis 0 do not follow the 'div' "
+                f"partition strategy, which splits {total} ids as {expected}."
+            )
+        table = shards[0] if n == 1 else concat(shards, axis=0)
+    else:
+        table = _as_tensor(params)
+    if table._data.ndim == 0:
+        raise ValueError("embedding_lookup: params must have rank >= 1, got a scalar.")
+    out = _gather(table, ids, 0)
+    if max_norm is None:
+        return out
+    rank_ids = out._data.ndim - (table._data.ndim - 1)
+    axes = list(range(rank_ids, out._data.ndim))
+    return clip_by_norm(out, max_norm, axes=axes) if axes else out
 
 
 # --- boolean_mask ---------------------------------------------------------------------------------

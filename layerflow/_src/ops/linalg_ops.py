@@ -278,3 +278,47 @@ def matrix_transpose(a: Any, name: str | None = None, conjugate: bool = False) -
     """Swap the last two axes."""
     a = _as_tensor(a)
     return transpose(a, _swap_last(a._data.ndim))
+
+
+# --- band_part ------------------------------------------------------------------------------------
+
+
+@op("matrix_band_part")
+def _band_part(xp: Any, x: Any, num_lower: int, num_upper: int) -> Any:
+    m, n = x.shape[-2], x.shape[-1]
+    i = xp.arange(m)[:, None]
+    j = xp.arange(n)[None, :]
+    keep = ((num_lower < 0) | (i - j <= num_lower)) & ((num_upper < 0) | (j - i <= num_upper))
+    return xp.where(keep, x, xp.zeros((), dtype=x.dtype))
+
+
+@_band_part.grad
+def _(dy: Any, out: Any, x: Any, num_lower: int, num_upper: int) -> Any:
+    return _band_part(dy, num_lower, num_upper)
+
+
+def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = None) -> Any:  # noqa: A002
+    """Zero everything outside a band of each innermost matrix: keep `num_lower` diagonals
+    below the main one and `num_upper` above (a negative count keeps that whole triangle).
+
+    >>> import layerflow as tf
+    >>> tf.linalg.band_part(tf.ones((3, 3)), -1, 0).numpy()  # lower triangle
+    array([[1., 0., 0.],
+           [1., 1., 0.],
+           [1., 1., 1.]], dtype=float32)
+    """
+    x = _as_tensor(input)
+    if x._data.ndim < 2:
+        raise errors.InvalidArgumentError(
+            None, "band_part", f"band_part needs a tensor of rank >= 2, got shape {x.shape}."
+        )
+    m, n = x._data.shape[-2:]
+    lower, upper = int(num_lower), int(num_upper)
+    if lower > m or upper > n:
+        raise errors.InvalidArgumentError(
+            None,
+            "band_part",
+            f"band_part: num_lower={lower} must be <= {m} (rows) and num_upper={upper} <= {n} "
+            "(columns); use -1 to keep a whole triangle.",
+        )
+    return _band_part(x, lower, upper)

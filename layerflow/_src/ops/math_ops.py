@@ -81,6 +81,39 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Any:
 divide = truediv
 
 
+@op("div_no_nan", 2)
+def _div_no_nan(xp: Any, x: Any, y: Any) -> Any:
+    zero = y == 0
+    out = x / xp.where(zero, xp.ones((), dtype=y.dtype), y)  # no division by zero to warn about
+    return xp.where(zero, xp.zeros((), dtype=out.dtype), out)
+
+
+@_div_no_nan.grad
+def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
+    # TF's DivNoNanGrad: d/dx = dy / y and d/dy = dy * (-x / y) / y, each 0 where y == 0.
+    gx = _div_no_nan(dy, y) if input_needed(0) else None
+    gy = multiply(dy, _div_no_nan(_div_no_nan(negative(x), y), y)) if input_needed(1) else None
+    return (None if gx is None else _unbroadcast(gx, x)), (
+        None if gy is None else _unbroadcast(gy, y)
+    )
+
+
+def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Any:
+    """x / y, but 0 wherever y is 0 (even when x is 0 or inf); floats only.
+
+    >>> import layerflow as tf
+    >>> tf.math.divide_no_nan([3.0, 1.0], [2.0, 0.0]).numpy()
+    array([1.5, 0. ], dtype=float32)
+    """
+    x, y = _pair(x, y, "divide_no_nan")
+    if x._data.dtype.kind not in "fc":
+        raise TypeError(
+            f"divide_no_nan: inputs must be floating point, got {x.dtype.name}; cast them with "
+            "tf.cast(x, tf.float32)."
+        )
+    return _div_no_nan(x, y)
+
+
 def _pair(x: Any, y: Any, opname: str) -> tuple[Any, Any]:
     """Convert a binary op's operands together, the Python value taking the tensor's dtype."""
     from layerflow._src.autodiff.op import _convert_inputs  # same layer: the shared converter

@@ -10,7 +10,7 @@ import numpy as np
 from layerflow._src.autodiff.op import op
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
-from layerflow._src.ops.array_ops import squeeze, stop_gradient
+from layerflow._src.ops.array_ops import expand_dims, squeeze, stop_gradient, transpose
 from layerflow._src.ops.elementwise_ops import log1p  # noqa: F401 - re-exported for tf.math
 from layerflow._src.ops.math_ops import (
     _as_tensor,
@@ -19,12 +19,14 @@ from layerflow._src.ops.math_ops import (
     _reduce_sum,
     _reduction_grad,
     abs,
+    broadcast_to,
     cast,
     exp,
     log,
     maximum,
     minimum,
     multiply,
+    ones_like,
     pow,
     reduce_max,
     reduce_mean,
@@ -34,6 +36,7 @@ from layerflow._src.ops.math_ops import (
     square,
     squared_difference,
     subtract,
+    where,
 )
 
 # --- products and logical reductions --------------------------------------------------------------
@@ -241,6 +244,65 @@ def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False
     return _cumsum(x, ax, bool(exclusive), bool(reverse))
 
 
+@op("cumprod")
+def _cumprod(xp: Any, x: Any, axis: int, exclusive: bool, reverse: bool) -> Any:
+    if reverse:
+        x = xp.flip(x, axis)
+    out = xp.cumprod(x, axis=axis, dtype=x.dtype)
+    if exclusive:  # shift by one: 1, x0, x0*x1, ... (no division, so zeros are fine)
+        out = xp.concatenate([xp.ones_like(xp.take(out, [0], axis)), xp.delete(out, -1, axis)],
+                             axis)  # fmt: skip
+    return xp.flip(out, axis) if reverse else out
+
+
+@_cumprod.grad
+def _(dy: Any, out: Any, x: Any, axis: int, exclusive: bool, reverse: bool) -> Any:
+    xp = x._device.xp
+    if not bool(xp.any(x._data == 0)):
+        # TF's rule: the sum over later outputs of dy * out, divided by x.
+        return _real_div(_cumsum(multiply(dy, out), axis, exclusive, not reverse), x)
+    return _cumprod_grad_with_zeros(dy, x, axis, exclusive, reverse)
+
+
+def _cumprod_grad_with_zeros(dy: Any, x: Any, axis: int, exclusive: bool, reverse: bool) -> Any:
+    """Exact where x has zeros (out / x is not): d out_j / d x_i is the product of the scanned
+    elements other than x_i, i.e. a cumprod of x with x_i replaced by 1, one row per i. This
+    costs n times the memory along `axis`, so it runs only when x has a zero."""
+    rank = x._data.ndim
+    perm = [d for d in range(rank) if d != axis] + [axis]
+    inverse = [perm.index(d) for d in range(rank)]
+    xt, dyt = transpose(x, perm), transpose(dy, perm)
+    n = x._data.shape[axis]
+    eye = np.eye(n, dtype=bool)
+    shape = tuple(xt._data.shape[:-1]) + (n, n)
+    rows = broadcast_to(expand_dims(xt, -2), shape)  # rows[..., i, k] = x_k
+    ones = Tensor(x._device.xp.ones(shape, dtype=x._data.dtype), x._device)
+    others = where(Tensor(x._device.xp.asarray(np.broadcast_to(eye, shape)), x._device), ones, rows)
+    partial = _cumprod(others, rank, exclusive, reverse)  # [..., i, j]: d out_j / d x_i if i counts
+    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    counts = i >= j if reverse else i <= j
+    if exclusive:
+        counts &= ~eye
+    mask = Tensor(x._device.xp.asarray(counts.astype(x._data.dtype)), x._device)
+    g = reduce_sum(multiply(multiply(partial, mask), expand_dims(dyt, -2)), -1)
+    return transpose(g, inverse)
+
+
+def cumprod(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False,
+            name: str | None = None) -> Any:  # fmt: skip
+    """Cumulative product along `axis` (`exclusive`: start from 1; `reverse`: from the end).
+
+    >>> import layerflow as tf
+    >>> tf.math.cumprod([1, 2, 3, 4]).numpy()
+    array([ 1,  2,  6, 24], dtype=int32)
+    >>> tf.math.cumprod([1, 2, 3, 4], exclusive=True, reverse=True).numpy()
+    array([24, 12,  4,  1], dtype=int32)
+    """
+    x = _as_tensor(x)
+    ax = _norm_axis(axis, x._data.ndim, "cumprod")[0]
+    return _cumprod(x, ax, bool(exclusive), bool(reverse))
+
+
 # --- norms and clipping by norm -------------------------------------------------------------------
 
 
@@ -302,8 +364,6 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = No
     l2sum = reduce_sum(square(t), axes, keepdims=True)
     pred = l2sum > 0
     # sqrt at zero has an infinite gradient: take it of 1 there (TF's trick).
-    from layerflow._src.ops.math_ops import ones_like, where
-
     l2norm = where(pred, sqrt(where(pred, l2sum, ones_like(l2sum))), l2sum)
     return _real_div(multiply(t, clip_norm), maximum(l2norm, clip_norm))
 
