@@ -22,6 +22,7 @@ from typing import Any
 
 from layerflow._src import backend
 from layerflow._src.autodiff import tape as _tape
+from layerflow._src.framework import convert as _convert
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import to_array
 from layerflow._src.framework.tensor import Tensor, TensorLike
@@ -73,13 +74,20 @@ def _shape_error(prim: Primitive, err: Exception, arrays: Any) -> errors.Invalid
     )
 
 
-def _convert_inputs(prim: Primitive, values: Any) -> tuple[list[Any], backend.Device]:
-    """Tensor-like inputs as they are; Python and NumPy values converted (TF's rules)."""
+def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
+    """Tensor-like inputs as they are; Python and NumPy values converted (TF's rules).
+
+    `(None, None)` when an input is symbolic (a KerasTensor): the caller hands the whole call
+    to the registered handler instead (see `framework/convert.register_symbolic`).
+    """
     anchor = None
     for v in values:
         if isinstance(v, TensorLike):
             anchor = v
             break
+    symbolic = _convert.symbolic[0]
+    if symbolic and anchor is None and any(isinstance(v, symbolic) for v in values):
+        return None, None
     scoped = backend.scoped_device()
     if anchor is None:
         device = scoped or backend.current_device()
@@ -94,9 +102,16 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[list[Any], backend.De
     for v in values:
         if isinstance(v, TensorLike):
             out.append(v if v._device is device else copy_to_device(v, device))
+        elif symbolic and isinstance(v, symbolic):
+            return None, None
         else:
             out.append(Tensor(to_array(v, hint, device), device))
     return out, device
+
+
+def _symbolic_call(wrapper: Any, args: tuple, kwargs: dict) -> Any:
+    """An op called on symbolic inputs: the registered handler records the call."""
+    return _convert.symbolic[1](wrapper, args, kwargs)
 
 
 def _copy_forward(xp: Any, x: Any, device: backend.Device) -> Any:
@@ -158,6 +173,8 @@ def op(
             @functools.wraps(forward)
             def wrapper(values: Any, *rest: Any, name: str | None = None, **kwargs: Any) -> Any:
                 inputs, device = _convert_inputs(prim, list(values))
+                if inputs is None:
+                    return _symbolic_call(wrapper, (values, *rest), kwargs)
                 return run(inputs, device, rest, kwargs)
 
         elif n_inputs == 1:
@@ -181,6 +198,8 @@ def op(
                         return result
                     return _finish(prim, (x,), out, device, rest, kwargs)
                 inputs, device = _convert_inputs(prim, [x])
+                if inputs is None:
+                    return _symbolic_call(wrapper, (x, *rest), kwargs)
                 return run(inputs, device, rest, kwargs)
 
         elif n_inputs == 2:
@@ -214,6 +233,8 @@ def op(
                         return result
                     return _finish(prim, (x, y), out, device, rest, kwargs)
                 inputs, device = _convert_inputs(prim, [x, y])
+                if inputs is None:
+                    return _symbolic_call(wrapper, (x, y, *rest), kwargs)
                 return run(inputs, device, rest, kwargs)
 
         else:
@@ -234,6 +255,8 @@ def op(
                     else:
                         return run(args[:n_inputs], device, args[n_inputs:], kwargs)
                 inputs, device = _convert_inputs(prim, list(args[:n_inputs]))
+                if inputs is None:
+                    return _symbolic_call(wrapper, args, kwargs)
                 return run(inputs, device, args[n_inputs:], kwargs)
 
         def set_grad(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -12,6 +12,27 @@ from layerflow._src.framework.tensor import Tensor, TensorLike
 
 _SCALARS = (bool, int, float, complex)
 
+# Symbolic tensors of a higher layer (the functional API's KerasTensor) and the handler that
+# turns an op called on them into a symbolic result; keras registers them when it is imported,
+# so this layer never imports keras. `symbolic[0]` is a tuple of types, `symbolic[1]` the
+# handler `(op_wrapper, args, kwargs) -> result`.
+symbolic: list[Any] = [(), None]
+
+
+def register_symbolic(types: tuple[type, ...], handler: Any) -> None:
+    """Let ops accept instances of `types`: `handler(op, args, kwargs)` makes their result.
+
+    `convert_to_tensor` returns such a value unchanged, so Python-level functions that convert
+    first reach the op, whose slow path (`autodiff/op.py`) hands the call to `handler`.
+    """
+    symbolic[0] = tuple(types)
+    symbolic[1] = handler
+
+
+def is_symbolic_value(value: Any) -> bool:
+    types = symbolic[0]
+    return bool(types) and isinstance(value, types)
+
 
 def host_array(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
     """A NumPy array for a non-tensor value, with TF's dtype rules.
@@ -156,6 +177,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None) -> 
                 f"{value.dtype.name}. Use tf.cast(...) instead."
             )
         return Tensor(value._data.copy(), value._device)
+    if symbolic[0] and isinstance(value, symbolic[0]):
+        return value  # a KerasTensor: the op it flows into records it (see register_symbolic)
     if dt is None and dtype_hint is not None and not isinstance(value, np.ndarray | np.generic):
         try:
             hinted = dtypes.as_dtype(dtype_hint)

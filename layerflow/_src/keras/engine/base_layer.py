@@ -1,9 +1,11 @@
 """`tf.keras.layers.Layer`: state created by `build(input_shape)` on the first call, then `call`.
 
-The contract (Keras 2): `__init__` stores configuration, `build` creates weights with
-`add_weight` (the only way state appears), `call` computes, eagerly, so Python control flow on
-tensor values works anywhere. Weights are ordered by creation: a layer's own weights first, then
-its sublayers' in the order the attributes holding them were assigned.
+Tracking, weights and losses live in `layer_state.LayerState`, which `Layer` extends; this file
+holds construction and the call machinery. The contract (Keras 2): `__init__` stores
+configuration, `build` creates weights with `add_weight` (the only way state appears), `call`
+computes, eagerly, so Python control flow on tensor values works anywhere. Weights are ordered
+by creation: a layer's own weights first, then its sublayers' in the order the attributes
+holding them were assigned.
 
 Variables are named `<layer name>/<weight name>:0` (`dense_3/kernel:0`, `block-1/bias:0`), with
 the layer's name as an absolute scope: names are for people. Checkpoints use structural paths
@@ -12,44 +14,29 @@ the layer's name as an absolute scope: names are for people. Checkpoints use str
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import inspect
-import weakref
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
-from layerflow._src.framework.module import Module, flatten_state, holds_state
+from layerflow._src.framework.module import Module
 from layerflow._src.framework.tensor import TensorLike
-from layerflow._src.framework.tensor_shape import TensorShape
-from layerflow._src.framework.trackable import Trackable
-from layerflow._src.framework.variables import (
-    Variable,
-    VariableAggregation,
-    VariableSynchronization,
-)
-from layerflow._src.keras import constraints as constraints_mod
-from layerflow._src.keras import initializers as initializers_mod
 from layerflow._src.keras import regularizers as regularizers_mod
 from layerflow._src.keras.engine import input_spec as input_spec_mod
 from layerflow._src.keras.engine.backend_config import floatx
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node, is_symbolic
+from layerflow._src.keras.engine.layer_state import LayerState
 from layerflow._src.keras.engine.layer_utils import (
-    WeightList,
     call_context,
     call_info,
     map_shapes,
     map_shapes_out,
     not_initialized_error,
     output_spec,
-    regularization_loss,
     shapes_of,
     spec_by_running,
     to_shapes,
@@ -72,10 +59,9 @@ _KERAS_KWARGS = frozenset(
         "implementation",
     }
 )
-_layers_with_eager_losses: weakref.WeakSet[Layer] = weakref.WeakSet()
 
 
-class Layer(Module):
+class Layer(LayerState):
     """Base class of all Keras layers.
 
     >>> import layerflow as tf
@@ -193,315 +179,8 @@ class Layer(Module):
         self.__dict__["_input_spec"] = value
 
     @property
-    def trainable(self) -> bool:
-        return self._trainable
-
-    @trainable.setter
-    def trainable(self, value: bool) -> None:
-        for layer in self._flatten_layers(include_self=True):
-            layer.__dict__["_trainable"] = bool(value)
-
-    @property
     def stateful(self) -> bool:
         return False
-
-    # --- tracking -------------------------------------------------------------------------------
-    def __setattr__(self, name: str, value: Any) -> None:
-        d = self.__dict__
-        if "_module_initialized" not in d and isinstance(value, Layer | Variable):
-            raise not_initialized_error(self)
-        object.__setattr__(self, name, value)
-        # Remember which public attributes may hold state, so tracking does not rescan every
-        # attribute; containers are remembered because they may be filled later.
-        if name[0] != "_" and isinstance(value, Variable | Trackable | list | tuple | dict):
-            keys = d.get("_tracked_keys")
-            if keys is None:
-                keys = d["_tracked_keys"] = {}
-            keys[name] = None
-
-    def __delattr__(self, name: str) -> None:
-        object.__delattr__(self, name)
-        self.__dict__.get("_tracked_keys", {}).pop(name, None)
-
-    def _tracked_attributes(self) -> Iterator[tuple[str, Any]]:
-        d = self.__dict__
-        keys = d.get("_tracked_keys")
-        if not keys:
-            return
-        own = {id(v) for v in d["_own_weights"]} if d.get("_own_weights") else ()
-        for key in list(keys):
-            value = d.get(key)
-            if isinstance(value, Variable):
-                if id(value) not in own:
-                    yield key, value
-            elif isinstance(value, Trackable) or (
-                isinstance(value, list | tuple | dict) and holds_state(value)
-            ):
-                yield key, value
-
-    def _trackable_children(self) -> dict[str, Any]:
-        children: dict[str, Any] = dict(self._own_names)
-        children.update(Module._trackable_children(self))
-        return children
-
-    def _flatten_layers(self, include_self: bool = True, recursive: bool = True) -> list[Layer]:
-        """Unique layers reachable through tracked attributes, depth first, in tracking order."""
-        out: list[Layer] = [self] if include_self else []
-        seen = {id(self)}
-
-        def visit(layer: Layer) -> None:
-            for _, value in layer._tracked_attributes():
-                for item in flatten_state(value, Layer):
-                    if id(item) in seen:
-                        continue
-                    seen.add(id(item))
-                    out.append(item)
-                    if recursive:
-                        visit(item)
-
-        visit(self)
-        return out
-
-    def _all_built(self) -> bool:
-        return all(layer.built for layer in self._flatten_layers())
-
-    # --- weights --------------------------------------------------------------------------------
-    def _collect(self, kind: str, seen: set[int], visiting: set[int]) -> list[Variable]:
-        """Weights of `kind` ('all', 'trainable', 'non_trainable') in Keras order, each once.
-
-        A frozen layer (`trainable = False`) has no trainable weights: all of its weights and
-        its sublayers' count as non-trainable, as in Keras.
-        """
-        frozen = not self._trainable
-        if frozen and kind == "trainable":
-            return []
-        if frozen and kind == "non_trainable":
-            kind = "all"
-        visiting.add(id(self))
-        out: list[Variable] = []
-
-        def take(v: Variable) -> None:
-            if id(v) in seen:
-                return
-            if kind != "all" and v.trainable != (kind == "trainable"):
-                return
-            seen.add(id(v))
-            out.append(v)
-
-        for v in self._own_weights:
-            take(v)
-        for _, value in self._tracked_attributes():
-            for item in flatten_state(value, Variable | Trackable):
-                if isinstance(item, Variable):
-                    take(item)
-                elif isinstance(item, Layer):
-                    if id(item) not in visiting:
-                        out.extend(item._collect(kind, seen, visiting))
-                elif isinstance(item, Module):
-                    for v in item.variables:
-                        take(v)
-        return out
-
-    def _weight_list(self, items: list[Variable]) -> list[Variable]:
-        # An empty list explains, on IndexError, that weights appear when the layer is built.
-        return items if items else WeightList(items, self)
-
-    @property
-    def weights(self) -> list[Variable]:
-        """All weights, own first then sublayers', in creation/tracking order (each once)."""
-        return self._weight_list(self._collect("all", set(), set()))
-
-    @property
-    def variables(self) -> list[Variable]:
-        return self.weights
-
-    @property
-    def trainable_weights(self) -> list[Variable]:
-        return self._weight_list(self._collect("trainable", set(), set()))
-
-    @property
-    def non_trainable_weights(self) -> list[Variable]:
-        return self._weight_list(self._collect("non_trainable", set(), set()))
-
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
-
-    def add_weight(
-        self,
-        name: Any = None,
-        shape: Any = None,
-        dtype: Any = None,
-        initializer: Any = None,
-        regularizer: Any = None,
-        trainable: bool | None = None,
-        constraint: Any = None,
-        use_resource: Any = None,
-        synchronization: int = VariableSynchronization.AUTO,
-        aggregation: int = VariableAggregation.NONE,
-        **kwargs: Any,
-    ) -> Variable:
-        """Create a weight of this layer: the only way a layer gets state.
-
-        >>> import layerflow as tf
-        >>> layer = tf.keras.layers.Layer(name="holder")
-        >>> layer.add_weight("w", (3, 4)).name
-        'holder/w:0'
-        """
-        if "_module_initialized" not in self.__dict__:
-            raise not_initialized_error(self)
-        if shape is None and isinstance(name, list | tuple | TensorShape):
-            name, shape = None, name  # Keras 3's add_weight(shape, ...)
-        unknown = sorted(
-            set(kwargs) - {"partitioner", "caching_device", "getter", "experimental_autocast"}
-        )
-        if unknown:
-            raise TypeError(f"{who(self)}.add_weight() got unexpected keyword arguments {unknown}.")
-        shape = TensorShape(() if shape is None else shape)
-        if not shape.is_fully_defined():
-            raise ValueError(
-                f"{who(self)}.add_weight({name!r}): every dimension of the shape must be known, "
-                f"got {shape}. Weights are usually created in build(input_shape), from known "
-                "dimensions such as input_shape[-1]."
-            )
-        dt = dtypes.as_dtype(dtype or self.dtype)
-        if initializer is None:
-            initializer = "glorot_uniform" if dt.is_floating else "zeros"
-        init = initializers_mod.get(initializer)
-        if synchronization == VariableSynchronization.ON_READ:
-            if trainable:
-                raise ValueError(
-                    f"{who(self)}.add_weight({name!r}): synchronization=ON_READ variables cannot "
-                    "be trainable. Set trainable=False."
-                )
-            trainable = False
-        elif trainable is None:
-            trainable = True
-        base = name or "weight"
-        key = base
-        i = 0
-        while key in self._own_names:
-            i += 1
-            key = f"{base}_{i}"
-        value = self._restored_value(key, shape, dt)
-        if value is None:
-            value = init(tuple(shape), dtype=dt)
-            if callable(value) and not isinstance(value, TensorLike | np.ndarray):
-                value = value()
-        strategy = self._distribution_strategy
-        scope = (
-            strategy.scope()
-            if strategy is not None and not distribute_lib.has_strategy()
-            else contextlib.nullcontext()
-        )
-        with scope, naming.name_scope(self.name + "/"):
-            var = Variable(
-                value,
-                name=base,
-                trainable=trainable,
-                dtype=dt,
-                constraint=constraints_mod.get(constraint),
-                synchronization=synchronization,
-                aggregation=aggregation,
-            )
-        if tuple(var.shape) != tuple(shape):
-            raise ValueError(
-                f"{who(self)}.add_weight({name!r}): the initializer returned shape {var.shape}, "
-                f"but the weight's shape is {shape}."
-            )
-        self._own_weights.append(var)
-        self._own_names[key] = var
-        reg = regularizers_mod.get(regularizer)
-        if reg is not None:
-            self._callable_losses.append(functools.partial(regularization_loss, reg, var))
-        return var
-
-    def _restored_value(self, key: str, shape: TensorShape, dt: dtypes.DType) -> Any:
-        """The value `load_weights` left for this weight before the layer was built, if any."""
-        pending = self._pending_restore
-        if not pending or key not in pending:
-            return None
-        array = np.asarray(pending[key])
-        if tuple(array.shape) != tuple(shape):
-            raise ValueError(
-                f"{who(self)}: the weights file holds shape {TensorShape(array.shape)} for "
-                f"weight '{key}', but the layer creates it with shape {shape}. Build the model "
-                "with the same configuration as the one that saved the file."
-            )
-        if array.dtype != dt.np:
-            if array.dtype.kind != dt.np.kind:
-                raise ValueError(
-                    f"{who(self)}: the weights file holds dtype {array.dtype} for weight "
-                    f"'{key}', but the layer creates it as {dt.name}."
-                )
-            array = array.astype(dt.np)
-        del pending[key]
-        return array
-
-    def get_weights(self) -> list[np.ndarray]:
-        """NumPy copies of the weights, in `weights` order (`[]` before the layer is built)."""
-        return [np.array(backend.to_host(v._data), copy=True) for v in self.weights]
-
-    def set_weights(self, weights: Any) -> None:
-        """Assign NumPy values to the weights; checks the count and every shape first."""
-        params = list(self.weights)
-        weights = list(weights)
-        if len(weights) != len(params):
-            raise ValueError(
-                f"{who(self)}.set_weights() got {len(weights)} arrays, but the layer has "
-                f"{len(params)} weights with shapes {[tuple(p.shape) for p in params]}. "
-                + ("" if params else "It is not built yet: call it on data or build() first.")
-            )
-        arrays = [np.asarray(w.numpy() if isinstance(w, TensorLike) else w) for w in weights]
-        bad = [
-            f"'{p.name}' has shape {tuple(p.shape)} but the value has shape {a.shape}"
-            for p, a in zip(params, arrays)
-            if tuple(a.shape) != tuple(p.shape)
-        ]
-        if bad:
-            raise ValueError(
-                f"{who(self)}.set_weights(): {len(bad)} shape mismatch(es); nothing was "
-                "assigned: " + "; ".join(bad) + "."
-            )
-        for p, a in zip(params, arrays):
-            p._write(a.astype(p.dtype.np, copy=False))
-
-    def count_params(self) -> int:
-        """Number of scalars in all weights (each shared weight once)."""
-        if not self._all_built():
-            raise ValueError(
-                f"{who(self)} is not built yet, so its parameters do not exist. Call it on data "
-                "or build it with `layer.build(input_shape)` first."
-            )
-        return int(sum(int(np.prod(v.shape)) for v in self.weights))
-
-    # --- losses ---------------------------------------------------------------------------------
-    def add_loss(self, losses: Any, inputs: Any = None) -> None:
-        """Add a loss tensor (from `call`) or a zero-argument callable (evaluated on access)."""
-        for loss in nest.flatten(losses):
-            if loss is None:
-                continue
-            if callable(loss) and not isinstance(loss, TensorLike):
-                self._callable_losses.append(loss)
-            else:
-                self._eager_losses.append(convert_to_tensor(loss))
-                _layers_with_eager_losses.add(self)
-
-    @property
-    def losses(self) -> list[Any]:
-        """Losses added by `add_loss` in the last call and regularization losses, nested too."""
-        out: list[Any] = []
-        for layer in self._flatten_layers():
-            out.extend(layer._eager_losses)
-            out.extend(fn() for fn in layer._callable_losses)
-        return out
-
-    def _clear_losses(self) -> None:
-        if not _layers_with_eager_losses:
-            return
-        for layer in self._flatten_layers():
-            if layer._eager_losses:
-                layer._eager_losses.clear()
-                _layers_with_eager_losses.discard(layer)
 
     # --- calling --------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -8,9 +8,11 @@ calls each node's layer again, eagerly, on the real tensors.
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Callable
 from typing import Any
 
+from layerflow._src.framework import convert
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras.engine.base_layer import Layer
@@ -154,13 +156,19 @@ def run_graph(model: Any, inputs: Any, training: Any = None) -> Any:
 
 
 class TFOpLambda(Layer):
-    """A Python operator applied to symbolic tensors (`x + y`, `2 * x`, `x[:, 0]`) as a layer.
+    """A TF op or Python operator applied to symbolic tensors, as a layer (Keras 2's).
+
+    `x + y`, `2 * x`, `x[:, 0]`, and any op (`tf.nn.relu(x)`, `tf.concat([a, b], -1)`,
+    `tf.reduce_sum(x, 1)`) called on a KerasTensor return a KerasTensor whose node replays the
+    same call eagerly when the model runs.
 
     >>> import layerflow as tf
     >>> x = tf.keras.Input(shape=(3,))
-    >>> model = tf.keras.Model(x, x * 2 + 1)
+    >>> model = tf.keras.Model(x, tf.nn.relu(x * 2 - 1))
     >>> model(tf.ones((1, 3))).numpy().tolist()
-    [[3.0, 3.0, 3.0]]
+    [[1.0, 1.0, 1.0]]
+    >>> [layer.name for layer in model.layers[1:]]
+    ['tf.__operators__.mul', 'tf.__operators__.sub', 'tf.nn.relu']
     """
 
     def __init__(self, fn: Callable[..., Any], symbol: str, **kwargs: Any) -> None:
@@ -172,14 +180,64 @@ class TFOpLambda(Layer):
     def _convert_inputs(self, inputs: Any) -> Any:
         return inputs  # Python numbers stay Python numbers: they take their partner's dtype
 
-    def call(self, inputs: Any, *args: Any) -> Any:
-        return self.fn(*inputs, *args)
+    def call(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*inputs, *args, **kwargs)
 
     def get_config(self) -> dict[str, Any]:
         raise NotImplementedError(
-            f"TFOpLambda '{self.name}' ({self.symbol}) cannot be serialized; wrap the "
-            "computation in a registered custom layer to save the model's architecture."
+            f"TFOpLambda '{self.name}' ({self.symbol}) cannot be serialized: saving the "
+            "architecture of a model that calls TF ops or operators on symbolic tensors is not "
+            "supported. Save its weights with model.save_weights(...) and rebuild it in code, "
+            "or wrap the computation in a registered custom layer."
         )
+
+
+# Namespaces searched for an op's public name, most specific first (TF's canonical names:
+# tf.nn.relu, tf.math.reduce_sum, tf.linalg.matmul; tf.concat and tf.reshape at the top).
+_NAMESPACES = ("nn", "math", "linalg", "image", "random", "")
+_public_names: dict[int, str] = {}
+
+
+def _public_name(fn: Any) -> str:
+    """`tf.<namespace>.<name>` of the public function the user called, for the layer's name.
+
+    The function is the outermost frame inside `layerflow._src.ops` (a Python-level function
+    such as `reduce_sum` calls the op that reached us), else the op itself. Its name comes from
+    the facade as already imported (read from sys.modules: names only, never an import).
+    """
+    frame = sys._getframe(2)
+    public = fn
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if not module.startswith("layerflow._src."):
+            break
+        if module.startswith("layerflow._src.ops."):
+            found = frame.f_globals.get(frame.f_code.co_name)
+            if getattr(found, "__code__", None) is frame.f_code:
+                public = found
+        frame = frame.f_back
+    name = _public_names.get(id(public))
+    if name is None:
+        name = f"tf.{getattr(public, '__name__', 'op').lstrip('_')}"
+        for space in _NAMESPACES:
+            module = sys.modules.get(f"layerflow.{space}" if space else "layerflow")
+            attrs = getattr(module, "__dict__", {})
+            hit = next((k for k, v in attrs.items() if v is public and k[0] != "_"), None)
+            if hit is not None:
+                name = f"tf.{space}.{hit}" if space else f"tf.{hit}"
+                break
+        _public_names[id(public)] = name
+    return name
+
+
+def _op_on_symbolic(op: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """An op called with a KerasTensor among its inputs: a TFOpLambda node replaying it."""
+    public = _public_name(op)
+    layer = TFOpLambda(op, public, name=naming.unique_name(public))
+    return layer(list(args), **kwargs)
+
+
+convert.register_symbolic((KerasTensor,), _op_on_symbolic)
 
 
 def _binary(fn: Callable[..., Any], symbol: str, reflected: bool = False) -> Callable[..., Any]:

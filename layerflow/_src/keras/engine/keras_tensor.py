@@ -43,6 +43,13 @@ class KerasTensor:
         return self._dtype
 
     @property
+    def _data(self) -> ArraySpec:
+        # Op functions read `x._data.ndim` / `.dtype` to normalise their arguments before the
+        # op runs (and records this call as a TFOpLambda); a KerasTensor answers from its
+        # static shape. Values do not exist: anything else fails with AttributeError.
+        return ArraySpec(self._shape, self._dtype)
+
+    @property
     def ndim(self) -> int | None:
         return self._shape.rank
 
@@ -86,6 +93,17 @@ class KerasTensor:
 
     def __eq__(self, other: object) -> bool:
         return self is other
+
+
+class ArraySpec:
+    """The static facts of a symbolic tensor's array: `ndim`, `shape` (None unknown), `dtype`."""
+
+    __slots__ = ("ndim", "shape", "dtype")
+
+    def __init__(self, shape: TensorShape, dtype: dtypes.DType) -> None:
+        self.ndim = shape.rank
+        self.shape = tuple(shape)
+        self.dtype = dtype.np
 
 
 class Node:
