@@ -116,6 +116,16 @@ class LayerState(Module):
             structure_changed()
 
     # --- the structure cache --------------------------------------------------------------------
+    def _lookup(self, key: Any) -> Any:
+        """The cached value for `key` if the tree has not changed since, else None (fast)."""
+        cache = self.__dict__.get("_structure_cache")
+        if cache is None or cache[0] != _structure_version[0]:
+            return None
+        for container, ids in cache[1]:
+            if _ids(container) != ids:
+                return None
+        return cache[2].get(key)
+
     def _cached(self, key: Any, compute: Callable[[], Any]) -> Any:
         """`compute()`, remembered until the structure of this layer's tree changes."""
         d = self.__dict__
@@ -168,12 +178,11 @@ class LayerState(Module):
 
     def _flatten_layers(self, include_self: bool = True, recursive: bool = True) -> list[Any]:
         """Unique layers reachable through tracked attributes, depth first, in tracking order."""
-        return list(
-            self._cached(
-                ("layers", include_self, recursive),
-                lambda: self._walk_layers(include_self, recursive),
-            )
-        )
+        key = ("layers", include_self, recursive)
+        found = self._lookup(key)
+        if found is None:
+            found = self._cached(key, lambda: self._walk_layers(include_self, recursive))
+        return list(found)
 
     def _walk_layers(self, include_self: bool, recursive: bool) -> list[Any]:
         out: list[LayerState] = [self] if include_self else []
@@ -237,8 +246,10 @@ class LayerState(Module):
         return items if items else WeightList(items, self)
 
     def _weights_of(self, kind: str) -> list[Variable]:
-        found = self._cached(kind, lambda: self._collect(kind, set(), set()))
-        return self._weight_list(list(found))
+        found = self._lookup(kind)
+        if found is None:
+            found = self._cached(kind, lambda: self._collect(kind, set(), set()))
+        return list(found) if found else WeightList([], self)
 
     @property
     def weights(self) -> list[Variable]:
@@ -435,7 +446,9 @@ class LayerState(Module):
         if _layers_with_eager_losses:
             layers = self._cached(("layers", True, True), lambda: self._walk_layers(True, True))
         else:  # only regularizers: skip the layers that have none
-            layers = self._cached("with_losses", self._layers_with_callable_losses)
+            layers = self._lookup("with_losses")
+            if layers is None:
+                layers = self._cached("with_losses", self._layers_with_callable_losses)
         for layer in layers:
             out.extend(layer._eager_losses)
             out.extend(fn() for fn in layer._callable_losses)
