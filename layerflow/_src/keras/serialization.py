@@ -157,6 +157,10 @@ def _serialize_value(value: Any) -> Any:
     return value
 
 
+class NotSerializableError(NotImplementedError):
+    """Raised by a `get_config()` that refuses on purpose; its message is the whole story."""
+
+
 def serialize_keras_object(instance: Any) -> Any:
     """A JSON-friendly description of a Keras object: a config dict, or a function's name.
 
@@ -169,6 +173,8 @@ def serialize_keras_object(instance: Any) -> Any:
     if hasattr(instance, "get_config") and not inspect.isclass(instance):
         try:
             config = instance.get_config()
+        except NotSerializableError:
+            raise
         except NotImplementedError as err:
             raise NotImplementedError(
                 f"{type(instance).__name__} cannot be serialized: its get_config() is not "

@@ -18,6 +18,7 @@ from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import Input, InputLayer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node
+from layerflow._src.keras.serialization import NotSerializableError
 from layerflow._src.ops import math_ops
 from layerflow._src.utils import naming, nest
 
@@ -184,7 +185,7 @@ class TFOpLambda(Layer):
         return self.fn(*inputs, *args, **kwargs)
 
     def get_config(self) -> dict[str, Any]:
-        raise NotImplementedError(
+        raise NotSerializableError(
             f"TFOpLambda '{self.name}' ({self.symbol}) cannot be serialized: saving the "
             "architecture of a model that calls TF ops or operators on symbolic tensors is not "
             "supported. Save its weights with model.save_weights(...) and rebuild it in code, "
