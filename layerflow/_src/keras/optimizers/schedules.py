@@ -45,78 +45,65 @@ class LearningRateSchedule:
         return cls(**config)
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _StepDecay(LearningRateSchedule):
+    """What ExponentialDecay and InverseTimeDecay share: their arguments and `step / decay_steps`
+    (floored when `staircase`); subclasses give the rate for that progress."""
+
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        decay_steps: int,
+        decay_rate: float,
+        staircase: bool = False,
+        name: str | None = None,
+    ) -> None:
+        if decay_steps <= 0:
+            raise ValueError(f"{type(self).__name__}: decay_steps must be > 0, got {decay_steps}.")
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def __call__(self, step: Any) -> Any:
+        p = _step(step) / self.decay_steps
+        if self.staircase:
+            p = math.floor(p)
+        return constant(self._rate(p), "float32")
+
+    def _rate(self, progress: float) -> float:
+        raise NotImplementedError
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "initial_learning_rate": self.initial_learning_rate,
+            "decay_steps": self.decay_steps,
+            "decay_rate": self.decay_rate,
+            "staircase": self.staircase,
+            "name": self.name,
+        }
+
+
+class ExponentialDecay(_StepDecay):
     """`initial_learning_rate * decay_rate ** (step / decay_steps)` (floored when `staircase`).
 
     >>> round(float(ExponentialDecay(0.1, 10, 0.5)(20)), 6)
     0.025
     """
 
-    def __init__(
-        self,
-        initial_learning_rate: float,
-        decay_steps: int,
-        decay_rate: float,
-        staircase: bool = False,
-        name: str | None = None,
-    ) -> None:
-        if decay_steps <= 0:
-            raise ValueError(f"ExponentialDecay: decay_steps must be > 0, got {decay_steps}.")
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-
-    def __call__(self, step: Any) -> Any:
-        p = _step(step) / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
-        return constant(float(self.initial_learning_rate) * float(self.decay_rate) ** p, "float32")
-
-    def get_config(self) -> dict[str, Any]:
-        return {
-            "initial_learning_rate": self.initial_learning_rate,
-            "decay_steps": self.decay_steps,
-            "decay_rate": self.decay_rate,
-            "staircase": self.staircase,
-            "name": self.name,
-        }
+    def _rate(self, progress: float) -> float:
+        return float(self.initial_learning_rate) * float(self.decay_rate) ** progress
 
 
-class InverseTimeDecay(LearningRateSchedule):
-    """`initial_learning_rate / (1 + decay_rate * step / decay_steps)`."""
+class InverseTimeDecay(_StepDecay):
+    """`initial_learning_rate / (1 + decay_rate * step / decay_steps)`.
 
-    def __init__(
-        self,
-        initial_learning_rate: float,
-        decay_steps: int,
-        decay_rate: float,
-        staircase: bool = False,
-        name: str | None = None,
-    ) -> None:
-        if decay_steps <= 0:
-            raise ValueError(f"InverseTimeDecay: decay_steps must be > 0, got {decay_steps}.")
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
+    >>> round(float(InverseTimeDecay(0.1, 10, 1.0)(10)), 6)
+    0.05
+    """
 
-    def __call__(self, step: Any) -> Any:
-        p = _step(step) / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
-        return constant(self.initial_learning_rate / (1.0 + self.decay_rate * p), "float32")
-
-    def get_config(self) -> dict[str, Any]:
-        return {
-            "initial_learning_rate": self.initial_learning_rate,
-            "decay_steps": self.decay_steps,
-            "decay_rate": self.decay_rate,
-            "staircase": self.staircase,
-            "name": self.name,
-        }
+    def _rate(self, progress: float) -> float:
+        return self.initial_learning_rate / (1.0 + self.decay_rate * progress)
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
