@@ -3,35 +3,12 @@
 This module only re-exports; the implementation lives in `layerflow._src`.
 """
 
-from layerflow import config, errors, image, linalg, math, nest, nn, random
+from layerflow import config, dtypes, errors, image, linalg, math, nest, nn, random
 from layerflow._src.autodiff.custom_gradient import custom_gradient
 from layerflow._src.autodiff.function import function
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.backend import DeviceContext as _DeviceContext
 from layerflow._src.framework.convert import convert_to_tensor
-from layerflow._src.framework.dtypes import (
-    DType,
-    as_dtype,
-    complex64,
-    complex128,
-    double,
-    float16,
-    float32,
-    float64,
-    half,
-    int8,
-    int16,
-    int32,
-    int64,
-    string,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-)
-from layerflow._src.framework.dtypes import (
-    bool_ as bool,  # noqa: A004 - TF's name
-)
 from layerflow._src.framework.tensor import Tensor, is_tensor
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.trackable import Trackable as _Trackable
@@ -142,6 +119,27 @@ from layerflow._src.ops.reduce_ops import (
 )
 from layerflow._src.ops.segment_ops import searchsorted
 from layerflow._src.utils.naming import name_scope
+from layerflow.dtypes import (  # the dtype constants are tf.dtypes' own
+    DType,
+    as_dtype,
+    bool,  # noqa: A004 - TF's name
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    string,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 
 device = _DeviceContext
 
@@ -159,7 +157,6 @@ _LAZY = {
     "losses": "layerflow.losses",
     "optimizers": "layerflow.optimizers",
     "metrics": "layerflow.metrics",
-    "dtypes": "layerflow.dtypes",
 }
 
 
