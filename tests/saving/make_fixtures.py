@@ -45,15 +45,19 @@ class Net(keras.Model):
         return self.head(self.block(x))
 
 
+def keras_mlp():
+    return keras.Sequential(
+        [keras.Input((4,)), keras.layers.Dense(6, activation="relu"), keras.layers.Dense(3)]
+    )
+
+
 def main():
     HERE.mkdir(exist_ok=True)
     keras.utils.set_random_seed(1234)
     x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
     np.save(HERE / "x.npy", x)
 
-    mlp = keras.Sequential(
-        [keras.Input((4,)), keras.layers.Dense(6, activation="relu"), keras.layers.Dense(3)]
-    )
+    mlp = keras_mlp()
     # Non-zero biases so a bias that fails to load shows in the outputs.
     for layer in mlp.layers:
         layer.bias.assign(np.linspace(-0.5, 0.5, layer.bias.shape[0]).astype(np.float32))

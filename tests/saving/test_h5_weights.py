@@ -294,33 +294,17 @@ def test_missing_h5py_says_how_to_install(tmp_path, monkeypatch):
 
 
 # --- layerflow -> real Keras --------------------------------------------------------------------
+# Runs under the peers' Python with real Keras; the models are make_fixtures.py's own.
 KERAS_READER = textwrap.dedent(
     """
-    import os, sys
-    os.environ["KERAS_BACKEND"] = "tensorflow"
-    import keras, numpy as np
-    path, x_path, out = sys.argv[1:4]
-    class Block(keras.layers.Layer):
-        def __init__(self, **kw):
-            super().__init__(**kw)
-            self.hidden = keras.layers.Dense(5, activation="tanh")
-            self.stack = [keras.layers.Dense(5, activation="relu"), keras.layers.Dense(4)]
-        def call(self, x):
-            x = self.hidden(x)
-            for layer in self.stack:
-                x = layer(x)
-            return x
-    class Net(keras.Model):
-        def __init__(self, **kw):
-            super().__init__(**kw)
-            self.block = Block()
-            self.head = keras.layers.Dense(2)
-        def call(self, x):
-            return self.head(self.block(x))
+    import sys
+    path, x_path, out, here = sys.argv[1:5]
+    sys.path.insert(0, here)
+    import numpy as np
+    from make_fixtures import Net, keras_mlp
     x = np.load(x_path)
     if "mlp" in path:
-        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(6, activation="relu"),
-                                  keras.layers.Dense(3)])
+        model = keras_mlp()
     else:
         model = Net()
         model(x)
@@ -342,7 +326,8 @@ def test_layerflow_weights_load_in_real_keras(tmp_path, kind):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     done = subprocess.run(
-        [str(PEERS), str(script), str(path), str(FIXTURES / "x.npy"), str(tmp_path / "y.npy")],
+        [str(PEERS), str(script), str(path), str(FIXTURES / "x.npy"), str(tmp_path / "y.npy"),
+         str(FIXTURES.parent)],
         capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
