@@ -7,6 +7,7 @@ Run under `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` (the workers drop them 
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
@@ -96,3 +97,22 @@ def report(results: list, baseline: str, title: str) -> None:
         print(f"{r['name']:<24}{med:>16.3f}{ratio:>9.2f}{r['acc']:>10.4f}{r['rss']:>14.0f}")
     if base:
         print(f"(ratio = median seconds per epoch / {baseline}'s, same run)")
+
+
+def main(script: str, doc: str | None, workers: list, default_epochs: int, timeout: int,
+         baseline: str, title: str) -> None:  # fmt: skip
+    """The command line every training bench shares: `--epochs`, `--only a,b`, and the
+    internal `--worker NAME` that runs one framework in its own process.
+
+    `workers` holds (name, "self" | "peers", function); `title` may use `{epochs}`."""
+    ap = argparse.ArgumentParser(description=doc)
+    ap.add_argument("--epochs", type=int, default=default_epochs)
+    ap.add_argument("--worker")
+    ap.add_argument("--only", help="comma-separated worker names")
+    args = ap.parse_args()
+    if args.worker:
+        {n: f for n, _, f in workers}[args.worker](args.epochs)
+        return
+    chosen = [(n, py) for n, py, _ in workers if not args.only or n in args.only.split(",")]
+    results = run_workers(script, chosen, args.epochs, timeout=timeout)
+    report(results, baseline, title.format(epochs=args.epochs))

@@ -9,7 +9,6 @@ AvgPool2D(2, 2), Flatten, Dense(120), Dense(84), Dense(10); SGD lr 0.9, batch 25
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
@@ -141,19 +140,10 @@ WORKERS = [
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--epochs", type=int, default=2)
-    ap.add_argument("--worker")
-    ap.add_argument("--only", help="comma-separated worker names")
-    args = ap.parse_args()
-    if args.worker:
-        {n: f for n, _, f in WORKERS}[args.worker](args.epochs)
-        return
-    chosen = [(n, py) for n, py, _ in WORKERS if not args.only or n in args.only.split(",")]
-    results = _common.run_workers(__file__, chosen, args.epochs, timeout=3600)
-    _common.report(
-        results, "TF/Keras fit", f"LeNet on Fashion-MNIST, {args.epochs} epochs each, batch {BATCH}"
-    )
+    _common.main(
+        __file__, __doc__, WORKERS, default_epochs=2, timeout=3600, baseline="TF/Keras fit",
+        title=f"LeNet on Fashion-MNIST, {{epochs}} epochs each, batch {BATCH}",
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ batches from in-memory float32 arrays, so the runs differ only in the framework.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -240,21 +239,11 @@ WORKERS = [
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--epochs", type=int, default=4)
-    ap.add_argument("--worker")
-    ap.add_argument("--only", help="comma-separated worker names")
-    args = ap.parse_args()
-    if args.worker:
-        {n: f for n, _, f in WORKERS}[args.worker](args.epochs)
-        return
-    chosen = [(n, py) for n, py, _ in WORKERS if not args.only or n in args.only.split(",")]
-    results = _common.run_workers(__file__, chosen, args.epochs, timeout=900)
-    _common.report(
-        results,
-        "numpy (hand-written)",
-        f"MLP on Fashion-MNIST, {args.epochs} epochs each, batch {BATCH}",
-    )
+    _common.main(
+        __file__, __doc__, WORKERS, default_epochs=4, timeout=900,
+        baseline="numpy (hand-written)",
+        title=f"MLP on Fashion-MNIST, {{epochs}} epochs each, batch {BATCH}",
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
