@@ -1,7 +1,9 @@
 """Shared helpers for the training benchmarks: data, subprocess workers, the report table.
 
 Each framework trains in its own process (so peak RSS is its own), started with the right
-interpreter: layerflow and NumPy with this one, the peers with /work/peers/bin/python.
+interpreter: layerflow and NumPy with this one, the peers with the Python named by the one
+environment variable LAYERFLOW_PEERS (a venv with tensorflow-cpu, tf-keras, torch, jax;
+unset: the peers are skipped).
 Run under `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` (the workers drop them too).
 """
 
@@ -18,7 +20,16 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PEERS = pathlib.Path(os.environ.get("LAYERFLOW_PEERS", "/work/peers/bin/python"))
+PEERS_ENV = "LAYERFLOW_PEERS"
+
+
+def peers_python() -> str | None:
+    """The peers' interpreter from $LAYERFLOW_PEERS, or None when it is unset or missing."""
+    path = os.environ.get(PEERS_ENV)
+    return path if path and os.path.exists(path) else None
+
+
+PEERS = peers_python()
 DATA = pathlib.Path(os.environ.get("LAYERFLOW_DATASETS", ROOT.parent / "shared" / "data"))
 
 
@@ -57,7 +68,7 @@ def run_workers(script: str, workers: list[tuple[str, str]], epochs: int, timeou
     env["PYTHONPATH"] = str(ROOT)
     results = []
     for name, python in workers:
-        if python == "peers" and not PEERS.exists():
+        if python == "peers" and PEERS is None:
             continue
         exe = sys.executable if python == "self" else str(PEERS)
         cmd = [exe, script, "--worker", name, "--epochs", str(epochs)]

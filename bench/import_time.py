@@ -1,5 +1,5 @@
 """Wall time of `import X` in a fresh interpreter (median of 5): layerflow against NumPy and the
-peers ($PEERS_PYTHON, default /work/peers/bin/python) that are installed. Target: layerflow
+peers ($LAYERFLOW_PEERS) that are installed. Target: layerflow
 <= 0.2 s, NumPy's own import included.
 """
 
@@ -9,6 +9,9 @@ import os
 import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import peers_python  # noqa: E402
 
 CODE = "import time; t = time.perf_counter(); import {mod}; print(time.perf_counter() - t)"
 
@@ -29,9 +32,9 @@ def measure(python: str, mod: str, runs: int = 5) -> float | None:
 
 
 def main() -> None:
-    peers = os.environ.get("PEERS_PYTHON", "/work/peers/bin/python")
+    peers = peers_python()
     rows = [("numpy", sys.executable), ("layerflow", sys.executable)]
-    if os.path.exists(peers):
+    if peers is not None:
         rows += [("jax", peers), ("torch", peers), ("tensorflow", peers)]
     for mod, python in rows:
         t = measure(python, mod, runs=5 if mod in ("numpy", "layerflow") else 3)

@@ -1,7 +1,7 @@
 """Microseconds per op for a 2x3 float32 add and an 8x8 float32 matmul, side by side.
 
 layerflow without a tape and under a recording tape, NumPy, and the peers (TensorFlow, PyTorch,
-JAX) that the interpreter named by $PEERS_PYTHON (default /work/peers/bin/python) can import,
+JAX) that the interpreter named by $LAYERFLOW_PEERS can import,
 each in its own subprocess. Median of repeated timings. Run under
 `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/op_overhead.py`.
 """
@@ -12,6 +12,9 @@ import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import peers_python  # noqa: E402
 
 PEER_CODE = r"""
 import json, sys, timeit, statistics
@@ -72,9 +75,9 @@ def run(python: str, which: str) -> dict | None:
 
 
 def main() -> None:
-    peers = os.environ.get("PEERS_PYTHON", "/work/peers/bin/python")
+    peers = peers_python()
     rows = [("layerflow", sys.executable), ("numpy", sys.executable)]
-    if os.path.exists(peers):
+    if peers is not None:
         rows += [("torch", peers), ("jax", peers), ("tensorflow", peers)]
     print(f"{'framework':<12}{'add':>9}{'add+tape':>10}{'matmul':>9}{'mm+tape':>9}  (median us/op)")
     results = {}

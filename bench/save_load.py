@@ -2,7 +2,8 @@
 
 Each measurement runs in a fresh subprocess; peak memory is the rise of the process's peak RSS
 above its level once the model exists (so it counts what saving/loading allocates on top).
-Run: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /tmp/v/bin/python bench/save_load.py
+Run: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/save_load.py
+(TensorFlow from the interpreter named by $LAYERFLOW_PEERS, when set.)
 """
 
 import json
@@ -12,7 +13,10 @@ import sys
 import tempfile
 import textwrap
 
-PEERS = "/work/peers/bin/python"
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import peers_python  # noqa: E402
+
+PEERS = peers_python()
 N_VARS, SHAPE = 10, (1000, 10_000)  # 10 x 10M float32 = 100M parameters, 400 MB
 
 COMMON = textwrap.dedent(
@@ -94,7 +98,7 @@ def main():
         rows.append(("layerflow", "save", measure(sys.executable, LAYERFLOW, "save", lf)))
         rows.append(("layerflow", "load", measure(sys.executable, LAYERFLOW, "load", lf)))
         size_lf = os.path.getsize(lf) / 2**20
-        if os.path.exists(PEERS):
+        if PEERS is not None:
             tfp = os.path.join(tmp, "tf_ckpt")
             rows.append(("tensorflow", "save", measure(PEERS, TENSORFLOW, "save", tfp)))
             rows.append(("tensorflow", "load", measure(PEERS, TENSORFLOW, "load", tfp)))
