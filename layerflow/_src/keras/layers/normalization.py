@@ -186,9 +186,8 @@ class BatchNormalization(Layer):
                 adj_scale, adj_bias = self.adjustment(array_ops.shape(inputs))
                 gamma = scale
                 scale = adj_scale if gamma is None else adj_scale * gamma
-                offset = (adj_bias if gamma is None else adj_bias * gamma) + (
-                    0.0 if offset is None else offset
-                )
+                shift = adj_bias if gamma is None else adj_bias * gamma
+                offset = shift if offset is None else shift + offset
         else:
             mean, var = shaped(self.moving_mean), shaped(self.moving_variance)
         out = (inputs - mean) / math_ops.sqrt(var + self.epsilon)
