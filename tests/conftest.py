@@ -7,6 +7,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 _shared = ROOT.parent / "shared" / "data"
 if "LAYERFLOW_DATASETS" not in os.environ and (_shared / "fashion-mnist").is_dir():
     os.environ["LAYERFLOW_DATASETS"] = str(_shared)
+# The real-Keras interop tests (tests/saving/peers.py) run through $LAYERFLOW_PEERS.
+_peers = ROOT.parent / "peers" / "bin" / "python"
+if "LAYERFLOW_PEERS" not in os.environ and _peers.is_file():
+    os.environ["LAYERFLOW_PEERS"] = str(_peers)
 
 
 @pytest.fixture

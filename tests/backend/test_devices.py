@@ -15,8 +15,13 @@ CPU0, CPU1 = PREFIX + "CPU:0", PREFIX + "CPU:1"
 def test_one_physical_and_one_logical_cpu_by_default():
     (phys,) = tf.config.list_physical_devices("CPU")
     assert phys.name == "/physical_device:CPU:0" and phys.device_type == "CPU"
-    assert tf.config.list_physical_devices("GPU") == tf.config.list_logical_devices("GPU") == []
-    (logical,) = tf.config.list_logical_devices()
+    # One logical device per physical one until something splits them (GPUs only with CuPy).
+    gpus = tf.config.list_physical_devices("GPU")
+    assert [d.name for d in tf.config.list_logical_devices("GPU")] == [
+        PREFIX + f"GPU:{i}" for i in range(len(gpus))
+    ]
+    logical = tf.config.list_logical_devices("CPU")[0]
+    assert len(tf.config.list_logical_devices()) == 1 + len(gpus)
     assert logical.name == CPU0 and logical.device_type == "CPU"
     assert tf.config.experimental.list_physical_devices("cpu") == [phys]
     assert tf.config.experimental.list_logical_devices("CPU") == [logical]

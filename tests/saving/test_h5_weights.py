@@ -15,10 +15,11 @@ import layerflow as tf
 from layerflow._src.saving import h5_weights
 from layerflow._src.saving.weights_file import WeightsFileError
 
+from . import peers
+
 h5py = pytest.importorskip("h5py")
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
-PEERS = pathlib.Path("/work/peers/bin/python")
 X = np.load(FIXTURES / "x.npy")
 
 
@@ -314,7 +315,7 @@ KERAS_READER = textwrap.dedent(
 )
 
 
-@pytest.mark.skipif(not PEERS.exists(), reason="real Keras (the peers' Python) is not installed")
+@peers.needs_peers
 @pytest.mark.parametrize("kind", ["mlp", "sub"])
 def test_layerflow_weights_load_in_real_keras(tmp_path, kind):
     model = mlp() if kind == "mlp" else Net()
@@ -326,8 +327,8 @@ def test_layerflow_weights_load_in_real_keras(tmp_path, kind):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     done = subprocess.run(
-        [str(PEERS), str(script), str(path), str(FIXTURES / "x.npy"), str(tmp_path / "y.npy"),
-         str(FIXTURES.parent)],
+        [str(peers.python()), str(script), str(path), str(FIXTURES / "x.npy"),
+         str(tmp_path / "y.npy"), str(FIXTURES.parent)],
         capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

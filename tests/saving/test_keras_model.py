@@ -12,9 +12,10 @@ import pytest
 import layerflow as tf
 from layerflow._src.saving.weights_file import WeightsFileError
 
+from . import peers
+
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 X = np.load(FIXTURES / "x.npy")
-PEERS = pathlib.Path("/work/peers/bin/python")
 try:
     import h5py  # noqa: F401
 
@@ -197,7 +198,7 @@ np.save(sys.argv[3], np.asarray(model(np.load(sys.argv[2]))))
 
 
 @needs_h5py
-@pytest.mark.skipif(not PEERS.exists(), reason="real Keras (the peers' Python) is not installed")
+@peers.needs_peers
 def test_layerflow_sequential_keras_file_loads_in_real_keras(tmp_path):
     import os
     import subprocess
@@ -207,7 +208,7 @@ def test_layerflow_sequential_keras_file_loads_in_real_keras(tmp_path):
     (tmp_path / "loader.py").write_text(KERAS_LOADER)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    args = [str(PEERS), str(tmp_path / "loader.py"), str(tmp_path / "m.keras"),
+    args = [str(peers.python()), str(tmp_path / "loader.py"), str(tmp_path / "m.keras"),
             str(FIXTURES / "x.npy"), str(tmp_path / "y.npy")]  # fmt: skip
     done = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-3000:]

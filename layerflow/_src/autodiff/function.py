@@ -41,8 +41,16 @@ def function(func: Callable[..., Any] | None = None, input_signature: Any = None
 
 
 def run_functions_eagerly(run_eagerly: bool) -> None:
+    """`tf.config.run_functions_eagerly`: whether `tf.function`s run their Python eagerly.
+
+    The setting is recorded and reported by `functions_run_eagerly()`. It changes nothing yet:
+    `tf.function` always runs eagerly until its compiled (traced) path lands; then
+    `run_functions_eagerly(True)` will switch that path off for debugging, as in TF.
+    """
     _run_eagerly[0] = bool(run_eagerly)
 
 
 def functions_run_eagerly() -> bool:
+    """The value last set by `run_functions_eagerly` (see its note: today every `tf.function`
+    runs eagerly whatever it says)."""
     return _run_eagerly[0]

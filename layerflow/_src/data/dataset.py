@@ -4,6 +4,10 @@ Every dataset is a node over its input. A node produces its elements with `_elem
 Python generator per pass) and may also offer a `Plan` (see `plan.py`): the in-memory fast path
 that lets `batch` slice whole batches out of the source arrays instead of stacking elements one
 by one. Iterating yields layerflow Tensors, nested in the element's tuples and dicts.
+
+Import cycle, on purpose: the node classes in `batching`, `sources` and `transforms` subclass
+`Dataset`, and `Dataset`'s methods (`batch`, `map`, `range`, ...) construct them. This module
+imports them at its end, as modules (not names), so either import order works.
 """
 
 from __future__ import annotations
@@ -358,6 +362,5 @@ class Dataset:
         return state
 
 
-# Node classes live in their own modules and subclass Dataset; they are imported here as
-# modules (not names) so either import order works.
+# The node modules subclass Dataset: the import cycle of the module docstring.
 from layerflow._src.data import batching, sources, transforms  # noqa: E402

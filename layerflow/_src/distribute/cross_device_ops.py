@@ -3,6 +3,10 @@
 All three give the same numbers (up to summation order). NCCL runs only when every device is a
 whole GPU (not a logical split of one) and CuPy's NCCL bindings are present; otherwise it falls
 back to reducing on one device, with TF's warning.
+
+Import cycle: TF's public `CrossDeviceOps.reduce` is `distribute_lib.reduce_to`, which needs the
+distributed value types that `distribute_lib` builds on this module, so `reduce` imports it when
+called.
 """
 
 from __future__ import annotations

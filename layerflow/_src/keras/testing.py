@@ -3,7 +3,8 @@
 The harness builds the layer the way users do and checks the Keras layer contract: no weights
 before the first call, build on the first call, output shape equal to `compute_output_shape`,
 `get_config` round-tripping through `from_config`, gradients with respect to the input and to every
-trainable weight equal to float64 central differences, and the engine's InputSpec error for an
+trainable weight equal to float64 central differences (`autodiff.gradcheck.numeric_gradient`,
+the package's one finite-difference loop), and the engine's InputSpec error for an
 input of the wrong size. A failed check raises AssertionError: this module is test tooling.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src.autodiff.gradcheck import numeric_gradient
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
@@ -25,28 +27,6 @@ from . import serialization
 
 def _np(x: Any) -> np.ndarray:
     return np.asarray(x.numpy() if isinstance(x, TensorLike) else x)
-
-
-def numeric_gradient(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6,
-                     coords: Sequence[int] | None = None) -> np.ndarray:  # fmt: skip
-    """Central differences of a scalar function of a float64 array (at `coords` only, if given).
-
-    >>> import numpy as np
-    >>> numeric_gradient(lambda a: float((a ** 2).sum()), np.array([1.0, 2.0])).round(6)
-    array([2., 4.])
-    """
-    x = np.array(x, dtype=np.float64)
-    grad = np.full(x.size, np.nan)
-    flat = x.reshape(-1)
-    for i in range(x.size) if coords is None else coords:
-        old = flat[i]
-        flat[i] = old + eps
-        hi = f(x)
-        flat[i] = old - eps
-        lo = f(x)
-        flat[i] = old
-        grad[i] = (hi - lo) / (2 * eps)
-    return grad.reshape(x.shape)
 
 
 def _pick(size: int, limit: int, rng: np.random.Generator) -> list[int]:

@@ -329,6 +329,8 @@ class Trainer:
             if ran_out:
                 _warn_ran_out(train.steps, epochs - initial_epoch)
                 break
+        if epochs > initial_epoch:
+            self._optimizer.finalize_variable_values(self.trainable_variables)
         cbs.on_train_end(epoch_logs)
         history = cbs._history
         self.history = history

@@ -27,6 +27,7 @@ from layerflow._src.ops.math_ops import (
     logical_and,
     multiply,
     negative,
+    sigmoid,
     sqrt,
     square,
     subtract,
@@ -88,11 +89,16 @@ def _(dy: Any, out: Any, x: Any) -> Any:
     return negative(multiply(dy, square(out)))
 
 
-def log_sigmoid(x: Any, name: str | None = None) -> Any:
-    """log(sigmoid(x)) = -softplus(-x), without overflow."""
-    from layerflow._src.ops.nn_ops import softplus
+log_sigmoid = _unary(
+    "log_sigmoid",
+    lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))),
+    "log(sigmoid(x)) = -softplus(-x), without overflow.",
+)
 
-    return negative(softplus(negative(x)))
+
+@log_sigmoid.grad
+def _(dy: Any, out: Any, x: Any) -> Any:
+    return multiply(dy, sigmoid(negative(x)))
 
 
 # --- trigonometry ---------------------------------------------------------------------------------

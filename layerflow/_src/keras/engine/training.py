@@ -6,11 +6,14 @@ Training (compile/fit/evaluate/predict) comes from the `Trainer` mixin; this fil
 `Model.build(input_shape)` on a subclassed model marks it built and runs `call` once on a
 placeholder batch of zeros (unknown dimensions taken as 2, the batch dimension reported as None),
 with gradient recording paused and `training=False`, so the sublayers build from real shapes.
+
+Import cycle, on purpose: `Model.save` delegates to `saving_lib`, whose `model_config` rebuilds
+Models and Sequentials (`sequential`) and finds the built-in classes through
+`layer_serialization`, which names Model; so `save` imports saving_lib when called, as Keras does.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from layerflow._src.keras.engine import functional, summary
@@ -180,17 +183,12 @@ class Model(Trainer, Layer):
         self, filepath: Any, overwrite: bool = True, save_format: Any = None, **kwargs: Any
     ) -> None:
         """Save architecture and weights to `filepath` (`.keras`)."""
-        saving = _saving_module()
-        return saving.save_model(
+        # Deferred: saving_lib and model_config build Models (see the module docstring).
+        from layerflow._src.keras.saving import saving_lib
+
+        return saving_lib.save_model(
             self, filepath, overwrite=overwrite, save_format=save_format, **kwargs
         )
-
-
-def _saving_module() -> Any:
-    try:
-        return importlib.import_module("layerflow._src.keras.saving")
-    except ImportError as err:  # the saving work lands separately
-        raise NotImplementedError(f"Whole-model saving is not available yet: {err}") from None
 
 
 def _as_tuples(shapes: Any) -> Any:

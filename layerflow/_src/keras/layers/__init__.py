@@ -9,7 +9,6 @@ from layerflow._src.keras.layers.core import Dense, Flatten
 from layerflow._src.keras.layers.embedding import Embedding
 from layerflow._src.keras.layers.lambda_layer import Lambda
 from layerflow._src.keras.layers.layer_normalization import LayerNormalization
-from layerflow._src.keras.layers.layer_serialization import deserialize, serialize
 from layerflow._src.keras.layers.merging import (
     Add,
     Average,

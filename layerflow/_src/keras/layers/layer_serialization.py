@@ -1,30 +1,29 @@
-"""`tf.keras.layers.serialize` / `deserialize`: a layer <-> `{"class_name", "config"}`."""
+"""`tf.keras.layers.serialize` / `deserialize`: a layer <-> `{"class_name", "config"}`.
+
+The built-in classes are read from the `layers` package, which therefore does not import this
+module (the facade `tf.keras.layers` re-exports `serialize`/`deserialize` from here).
+"""
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from typing import Any
 
+from layerflow._src.keras import layers as builtin_layers
 from layerflow._src.keras import serialization
 from layerflow._src.keras.engine.base_layer import Layer
+from layerflow._src.keras.engine.sequential import Sequential
+from layerflow._src.keras.engine.training import Model
 
 
 def _module_objects() -> dict[str, Any]:
-    # The package imports this module, so read its namespace when called, not at import.
-    package = importlib.import_module("layerflow._src.keras.layers")
+    """Every built-in layer class by name, plus the two model classes."""
     objects = {
         name: obj
-        for name, obj in vars(package).items()
+        for name, obj in vars(builtin_layers).items()
         if inspect.isclass(obj) and issubclass(obj, Layer)
     }
-    for module, name in (("sequential", "Sequential"), ("training", "Model")):
-        try:
-            objects[name] = getattr(
-                importlib.import_module(f"layerflow._src.keras.engine.{module}"), name
-            )
-        except (ImportError, AttributeError):  # engine pieces not present in a partial build
-            pass
+    objects.update({"Sequential": Sequential, "Model": Model})
     return objects
 
 

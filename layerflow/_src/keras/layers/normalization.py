@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+import math
 from typing import Any
 
+from layerflow._src.autodiff.custom_gradient import custom_gradient
+from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import constraints, initializers, regularizers
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
-from layerflow._src.ops import math_ops, nn_ops
+from layerflow._src.ops import array_ops, math_ops, nn_ops
 
 __all__ = ["BatchNormalization"]
+
+_log = logging.getLogger("layerflow")
 
 
 class BatchNormalization(Layer):
@@ -20,6 +26,12 @@ class BatchNormalization(Layer):
     the moving statistics, non-trainable weights, move towards them:
     `moving = moving * momentum + batch * (1 - momentum)`. Otherwise (inference, or a frozen
     layer with `trainable=False`, as in Keras 2) the moving statistics are used.
+
+    `synchronized=True`: inside `strategy.run` the batch statistics are those of the global
+    batch, all-reduced across the replicas (differentiably: the gradient is all-reduced too), so
+    every replica normalizes as one device would over the whole batch. `adjustment(shape)`
+    returns `(scale, bias)` applied to the normalized values before gamma and beta, in training
+    only (tf_keras).
 
     >>> import layerflow as tf
     >>> bn = tf.keras.layers.BatchNormalization()
@@ -46,22 +58,27 @@ class BatchNormalization(Layer):
         beta_constraint: Any = None,
         gamma_constraint: Any = None,
         synchronized: bool = False,
+        adjustment: Any = None,
         **kwargs: Any,
     ) -> None:
-        for legacy in (
-            "fused",
-            "renorm",
-            "renorm_clipping",
-            "renorm_momentum",
-            "virtual_batch_size",
-            "adjustment",
-            "trainable_statistics",
-        ):
+        # Performance and renormalization flags of tf_keras; fused only picks a kernel.
+        fused = kwargs.pop("fused", None)
+        if synchronized and fused:
+            raise ValueError(
+                "BatchNormalization: fused=True is not supported when synchronized=True; "
+                "leave fused unset."
+            )
+        for legacy in ("renorm", "renorm_clipping", "renorm_momentum", "virtual_batch_size"):
             value = kwargs.pop(legacy, None)
             if legacy == "renorm" and value:
                 raise ValueError("BatchNormalization: renorm=True is not supported.")
             if legacy == "virtual_batch_size" and value:
                 raise ValueError("BatchNormalization: virtual_batch_size is not supported.")
+        if adjustment is not None and not callable(adjustment):
+            raise TypeError(
+                "BatchNormalization: adjustment must be a function of the input shape returning "
+                f"(scale, bias), got {type(adjustment).__name__}."
+            )
         super().__init__(**kwargs)
         if not 0.0 <= momentum <= 1.0:
             raise ValueError(f"BatchNormalization: momentum must be in [0, 1], got {momentum}.")
@@ -81,6 +98,7 @@ class BatchNormalization(Layer):
         self.beta_constraint = constraints.get(beta_constraint)
         self.gamma_constraint = constraints.get(gamma_constraint)
         self.synchronized = synchronized
+        self.adjustment = adjustment
         self.supports_masking = True
 
     def _axes(self, ndim: int) -> list[int]:
@@ -158,17 +176,32 @@ class BatchNormalization(Layer):
         def shaped(v: Any) -> Any:
             return v if bshape is None else math_ops.reshape(v, bshape)
 
+        scale = None if self.gamma is None else shaped(self.gamma)
+        offset = None if self.beta is None else shaped(self.beta)
         if bool(training) and self.trainable:
-            mean, var = nn_ops.moments(inputs, reduce_axes, keepdims=bshape is not None)
+            mean, var = self._moments(inputs, reduce_axes, keepdims=bshape is not None)
             self._update_moving(mean, var)
+            if self.adjustment is not None:
+                # (x_hat * adj_scale + adj_bias) * gamma + beta, composed as tf_keras does.
+                adj_scale, adj_bias = self.adjustment(array_ops.shape(inputs))
+                gamma = scale
+                scale = adj_scale if gamma is None else adj_scale * gamma
+                shift = adj_bias if gamma is None else adj_bias * gamma
+                offset = shift if offset is None else shift + offset
         else:
             mean, var = shaped(self.moving_mean), shaped(self.moving_variance)
         out = (inputs - mean) / math_ops.sqrt(var + self.epsilon)
-        if self.gamma is not None:
-            out = out * shaped(self.gamma)
-        if self.beta is not None:
-            out = out + shaped(self.beta)
+        if scale is not None:
+            out = out * scale
+        if offset is not None:
+            out = out + offset
         return out
+
+    def _moments(self, inputs: Any, axes: list[int], keepdims: bool) -> tuple[Any, Any]:
+        ctx = distribute_lib.get_replica_context() if self.synchronized else None
+        if ctx is None or ctx.num_replicas_in_sync == 1:
+            return nn_ops.moments(inputs, axes, keepdims=keepdims)
+        return _global_moments(ctx, inputs, axes, keepdims)
 
     def _update_moving(self, mean: Any, var: Any) -> None:
         # Moving statistics are state, not part of the differentiated computation: update the
@@ -204,7 +237,42 @@ class BatchNormalization(Layer):
                 "synchronized": self.synchronized,
             }
         )
+        if self.adjustment is not None:
+            _log.warning(
+                "The adjustment function of BatchNormalization '%s' cannot be serialized and "
+                "is left out of its config (as tf_keras does).",
+                self.name,
+            )
         return config
+
+
+def _replica_sum(ctx: Any, value: Any) -> Any:
+    """`ctx.all_reduce("SUM", value)` whose gradient is the all-reduced gradient (as in TF):
+    every replica's loss depends on every replica's inputs through the global statistics."""
+
+    @custom_gradient
+    def all_sum(x: Any) -> Any:
+        return ctx.all_reduce("SUM", x), lambda dy: ctx.all_reduce("SUM", dy)
+
+    return all_sum(value)
+
+
+def _global_moments(ctx: Any, x: Any, axes: list[int], keepdims: bool) -> tuple[Any, Any]:
+    """Mean and variance over `axes` of the batch of all replicas. Two all-reduces (sum, then
+    the sum of squared deviations from the global mean) keep the variance as accurate as one
+    device's, where tf_keras's one-pass E[x^2] - E[x]^2 loses digits."""
+    work = x if x.dtype.name != "float16" else math_ops.cast(x, "float32")
+    local_count = math.prod(int(work.shape[a]) for a in axes)
+    count = ctx.all_reduce("SUM", array_ops.constant(float(local_count), work.dtype))
+    mean = _replica_sum(ctx, math_ops.reduce_sum(work, axes, keepdims=True)) / count
+    deviations = math_ops.square(work - array_ops.stop_gradient(mean))
+    var = _replica_sum(ctx, math_ops.reduce_sum(deviations, axes, keepdims=True)) / count
+    if not keepdims:
+        kept = [d for i, d in enumerate(work.shape) if i not in axes]
+        mean, var = math_ops.reshape(mean, kept), math_ops.reshape(var, kept)
+    if work is not x:
+        mean, var = math_ops.cast(mean, "float16"), math_ops.cast(var, "float16")
+    return mean, var
 
 
 def _maybe(fn: Any, value: Any) -> Any:

@@ -1,4 +1,5 @@
-"""The `Optimizer` base class (Keras 2.11+ API): slots, learning rate, clipping, weight decay.
+"""The `Optimizer` base class (Keras 2.11+ API): slots, learning rate, clipping, weight decay,
+and the exponential moving average of the variables (`use_ema`, as tf_keras does it).
 
 Subclasses implement `build(var_list)` (create slots with `add_variable_from_reference`) and
 `update_step(gradient, variable)`. Built-in rules update `variable._data` in place through
@@ -32,6 +33,18 @@ def _array(value: Any, like: Any) -> Any:
     if isinstance(value, TensorLike):
         return value._data
     return like._device.xp.asarray(np.asarray(value, dtype=like._data.dtype))
+
+
+def _check_ema_args(name: str, momentum: Any, frequency: Any) -> None:
+    if not 0 <= momentum <= 1:
+        raise ValueError(
+            f"{name}: ema_momentum must be in the range [0, 1], got ema_momentum={momentum}."
+        )
+    if frequency and (not isinstance(frequency, int) or frequency < 1):
+        raise ValueError(
+            f"{name}: ema_overwrite_frequency must be an integer >= 1 or None, got "
+            f"ema_overwrite_frequency={frequency!r}."
+        )
 
 
 class Optimizer(Trackable):
@@ -90,6 +103,8 @@ class Optimizer(Trackable):
         self.clipnorm = clipnorm
         self.clipvalue = clipvalue
         self.global_clipnorm = global_clipnorm
+        if use_ema:
+            _check_ema_args(name, ema_momentum, ema_overwrite_frequency)
         self.use_ema = use_ema
         self.ema_momentum = ema_momentum
         self.ema_overwrite_frequency = ema_overwrite_frequency
@@ -187,6 +202,10 @@ class Optimizer(Trackable):
         """
         self._built = True
         self._known.update(id(v) for v in var_list)
+        if self.use_ema:
+            for v in var_list:
+                if "average" not in self._slots.get(id(v), {}):
+                    self.add_variable_from_reference(v, "average", initial_value=v)
 
     def add_variable_from_reference(
         self,
@@ -332,6 +351,8 @@ class Optimizer(Trackable):
         self._current_lr = lr
         self._decay_weights(kept_v, lr)
         self._apply(arrays, kept_g, kept_v, lr)
+        if self.use_ema:
+            self._ema_step(kept_v)
         self._iterations._data += 1
         for v in kept_v:
             if v.constraint is not None:
@@ -345,6 +366,47 @@ class Optimizer(Trackable):
         for a, g, v in zip(arrays, grads, variables):
             grad = g if a is g._data else Tensor(a, v._device)
             self.update_step(grad, v)
+
+    # --- exponential moving average of the variables (use_ema=True) ----------------------------
+    def _ema_step(self, variables: list[Variable]) -> None:
+        """After a step: average = m * average + (1 - m) * variable, for every variable; and
+        every `ema_overwrite_frequency` steps, each variable takes its average (tf_keras)."""
+        m = float(self.ema_momentum)
+        averages = [self.get_slot(v, "average") for v in variables]
+        for average, v in zip(averages, variables):
+            average.assign(average * m + v * (1.0 - m))
+        freq = self.ema_overwrite_frequency
+        if freq and (int(self._iterations.numpy()) + 1) % freq == 0:
+            for average, v in zip(averages, variables):
+                v.assign(average)
+
+    def finalize_variable_values(self, var_list: Iterable[Variable]) -> None:
+        """Set the final values of the model's variables: with `use_ema=True`, each variable
+        this optimizer has updated takes its moving average (`fit` calls this at its end; a
+        custom training loop calls it itself). Without EMA it does nothing.
+
+        >>> import layerflow as tf
+        >>> opt = tf.keras.optimizers.SGD(1.0, use_ema=True, ema_momentum=0.5)
+        >>> v = tf.Variable(2.0)
+        >>> _ = opt.apply_gradients([(tf.constant(1.0), v)])  # v = 1.0, its average 1.5
+        >>> opt.finalize_variable_values([v])
+        >>> float(v)
+        1.5
+        """
+        if not self.use_ema:
+            return
+        var_list = list(var_list)
+        pairs = [(v, self._slots.get(id(v), {}).get("average")) for v in var_list]
+        if var_list and all(average is None for _, average in pairs):
+            raise ValueError(
+                f"{self.name}.finalize_variable_values: none of the {len(var_list)} variables "
+                f"({[v.name for v in var_list][:5]}) has a moving average in this optimizer. "
+                "Call it after apply_gradients has updated them."
+            )
+        # A variable never updated by this optimizer has no average: its average is itself.
+        for v, average in pairs:
+            if average is not None:
+                v.assign(average)
 
     def update_step(self, gradient: Any, variable: Variable) -> None:
         raise NotImplementedError(
