@@ -14,4 +14,5 @@ from layerflow._src.ops.linalg_ops import (
     tensordot,
     trace,
 )
-from layerflow._src.ops.reduce_ops import norm
+from layerflow._src.ops.normalization_ops import l2_normalize, normalize
+from layerflow._src.ops.reduce_ops import global_norm, norm
