@@ -13,6 +13,7 @@ from layerflow._src.ops.math_ops import (
     _as_tensor,
     _norm_axis,
     add,
+    equal,
     exp,
     greater,
     less,
@@ -48,8 +49,11 @@ def _(dy: Any, out: Any, x: Any, axis: int, exclusive: bool, reverse: bool) -> A
     zero = zeros_like(dy)
     log_pos = where(greater(dy, zero), log(where(greater(dy, zero), dy, zero + 1.0)), ninf)
     log_neg = where(less(dy, zero), log(where(less(dy, zero), negative(dy), zero + 1.0)), ninf)
-    pos = exp(add(_cumulative_logsumexp(subtract(log_pos, out), axis, exclusive, not reverse), x))
-    neg = exp(add(_cumulative_logsumexp(subtract(log_neg, out), axis, exclusive, not reverse), x))
+    # An exclusive sum's empty first entry (out = -inf) depends on no x: -out is taken as -inf
+    # there, so that its term vanishes instead of becoming -inf - (-inf) = NaN.
+    neg_out = where(equal(out, ninf), ninf, negative(out))
+    pos = exp(add(_cumulative_logsumexp(add(log_pos, neg_out), axis, exclusive, not reverse), x))
+    neg = exp(add(_cumulative_logsumexp(add(log_neg, neg_out), axis, exclusive, not reverse), x))
     return subtract(pos, neg)
 
 

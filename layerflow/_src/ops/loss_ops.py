@@ -49,7 +49,8 @@ def weighted_cross_entropy_with_logits(labels: Any, logits: Any, pos_weight: Any
     [1.3863, 0.6931]
     """
     y, z = _pair(labels, logits, "weighted_cross_entropy_with_logits", ("labels", "logits"))
-    log_weight = add(multiply(subtract(pos_weight, 1.0), y), 1.0)
+    q = pos_weight if hasattr(pos_weight, "_data") else cast(pos_weight, z.dtype)
+    log_weight = add(multiply(subtract(q, 1.0), y), 1.0)
     softplus_neg = add(_log1p_exp_neg_abs(z), relu(negative(z)))  # log(1 + exp(-z))
     return add(multiply(subtract(1.0, y), z), multiply(log_weight, softplus_neg))
 

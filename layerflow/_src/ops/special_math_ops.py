@@ -260,7 +260,7 @@ def _erfc_array(xp: Any, x: Any) -> Any:
     require_float(x, "erfc")
     z = x.astype(np.float64)
     a = xp.abs(z)
-    out = 1.0 - _erf_array(xp, z)
+    out = xp.array(1.0 - _erf_array(xp, z), dtype=np.float64)  # an array even at rank 0
     big = a > 2.2
     if bool(big.any()):
         b = a[big]
