@@ -39,12 +39,32 @@ from layerflow._src.ops.array_ops import (
     unstack,
     zeros,
 )
+from layerflow._src.ops.complex_ops import complex  # noqa: A004 - TF's name
+from layerflow._src.ops.elementwise_more_ops import (
+    acosh,
+    asinh,
+    atan2,
+    atanh,
+    realdiv,
+    saturate_cast,
+    scalar_mul,
+    truncatediv,
+    truncatemod,
+)
 from layerflow._src.ops.elementwise_ops import (
+    acos,
+    asin,
+    atan,
     clip_by_value,
     cos,
+    cosh,
+    floor,
     log1p,
+    round,  # noqa: A004 - TF's name
     rsqrt,
     sin,
+    sinh,
+    tan,
 )
 from layerflow._src.ops.gather_ops import (
     boolean_mask,
@@ -101,6 +121,7 @@ from layerflow._src.ops.math_ops import (
     where,
     zeros_like,
 )
+from layerflow._src.ops.ordering_ops import approx_top_k
 from layerflow._src.ops.reduce_ops import (
     add_n,
     argmax,

@@ -23,4 +23,6 @@ from layerflow._src.framework.dtypes import (
 from layerflow._src.framework.dtypes import (
     bool_ as bool,  # noqa: A004 - TF's name
 )
+from layerflow._src.ops.complex_ops import complex  # noqa: A004 - TF's name
+from layerflow._src.ops.elementwise_more_ops import saturate_cast
 from layerflow._src.ops.math_ops import cast

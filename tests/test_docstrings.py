@@ -9,6 +9,12 @@ import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "layerflow"
 SKIP = {"layerflow.demo"}  # a script: tests/test_demo.py runs it
+# Modules whose examples need an optional dependency (pyproject's extras), skipped without it.
+NEEDS = {
+    "layerflow._src.ops.special_math_ops": "scipy",
+    "layerflow._src.ops.bessel_ops": "scipy",
+    "layerflow._src.ops.sobol_ops": "scipy",
+}
 MODULES = sorted(
     ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
     for p in PACKAGE.rglob("*.py")
@@ -19,6 +25,8 @@ MODULES = sorted(
 def test_examples(name):
     if ".datasets." in name and not os.environ.get("LAYERFLOW_DATASETS"):
         pytest.skip("the loaders' examples read the data files; nothing may download in tests")
+    if name in NEEDS:
+        pytest.importorskip(NEEDS[name])
     module = importlib.import_module(name)
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

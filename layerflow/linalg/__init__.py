@@ -1,6 +1,7 @@
 """`tf.linalg`: matrix operations."""
 
 from layerflow._src.ops.array_ops import eye
+from layerflow._src.ops.linalg_decomp_ops import eigh, eigvalsh, qr, svd
 from layerflow._src.ops.linalg_ops import (
     band_part,
     det,
@@ -14,4 +15,24 @@ from layerflow._src.ops.linalg_ops import (
     tensordot,
     trace,
 )
-from layerflow._src.ops.reduce_ops import norm
+from layerflow._src.ops.linalg_solve_ops import (
+    cholesky,
+    cholesky_solve,
+    expm,
+    logdet,
+    lstsq,
+    matrix_rank,
+    pinv,
+    slogdet,
+    solve,
+    triangular_solve,
+)
+from layerflow._src.ops.matrix_structure_ops import (
+    adjoint,
+    cross,
+    set_diag,
+    tensor_diag,
+    tensor_diag_part,
+)
+from layerflow._src.ops.normalization_ops import l2_normalize, normalize
+from layerflow._src.ops.reduce_ops import global_norm, norm

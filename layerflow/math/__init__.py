@@ -1,5 +1,36 @@
 """`tf.math`: elementwise math, reductions and their aliases."""
 
+from layerflow._src.ops.bessel_ops import (
+    bessel_i0,
+    bessel_i0e,
+    bessel_i1,
+    bessel_i1e,
+)
+from layerflow._src.ops.complex_ops import angle, conj, imag, real
+from layerflow._src.ops.cumulative_ops import cumulative_logsumexp
+from layerflow._src.ops.elementwise_more_ops import (
+    accumulate_n,
+    acosh,
+    asinh,
+    atan2,
+    atanh,
+    invert_permutation,
+    is_non_decreasing,
+    is_strictly_increasing,
+    multiply_no_nan,
+    nextafter,
+    polyval,
+    reciprocal_no_nan,
+    reduce_euclidean_norm,
+    rint,
+    scalar_mul,
+    truncatediv,
+    truncatemod,
+    xdivy,
+    xlog1py,
+    xlogy,
+    zero_fraction,
+)
 from layerflow._src.ops.elementwise_ops import (
     acos,
     asin,
@@ -60,7 +91,9 @@ from layerflow._src.ops.math_ops import (
     tanh,
     truediv,
 )
-from layerflow._src.ops.nn_ops import softplus, softsign
+from layerflow._src.ops.nn_ops import log_softmax, softmax, softplus, softsign
+from layerflow._src.ops.normalization_ops import l2_normalize
+from layerflow._src.ops.ordering_ops import approx_max_k, approx_min_k
 from layerflow._src.ops.reduce_ops import (
     add_n,
     argmax,
@@ -82,3 +115,31 @@ from layerflow._src.ops.segment_ops import (
     segment_sum,
     unsorted_segment_sum,
 )
+from layerflow._src.ops.segment_reduce_ops import (
+    confusion_matrix,
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    unsorted_segment_max,
+    unsorted_segment_mean,
+    unsorted_segment_min,
+    unsorted_segment_prod,
+    unsorted_segment_sqrt_n,
+)
+from layerflow._src.ops.sobol_ops import sobol_sample
+from layerflow._src.ops.special_math_ops import (
+    betainc,
+    digamma,
+    erfc,
+    erfcinv,
+    erfinv,
+    igamma,
+    igammac,
+    lbeta,
+    lgamma,
+    ndtri,
+    polygamma,
+    zeta,
+)
+from layerflow.math import special

@@ -22,6 +22,7 @@ from layerflow._src.backend.devices import (
     parse_device,
     scoped_device,
     set_logical_device_configuration,
+    special_functions,
     to_device,
     to_host,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "parse_device",
     "scoped_device",
     "set_logical_device_configuration",
+    "special_functions",
     "to_device",
     "to_host",
 ]

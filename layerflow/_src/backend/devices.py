@@ -8,6 +8,7 @@ does; on a CPU-only machine that is how multi-device code runs and is tested.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import re
 import threading
@@ -301,6 +302,22 @@ def to_host(array: Any) -> np.ndarray:
     if get is not None:
         return get()
     return np.asarray(array)
+
+
+def special_functions(xp: Any) -> ModuleType:
+    """SciPy's special functions for arrays of module `xp` (`cupyx.scipy.special` for CuPy).
+
+    SciPy is an optional dependency (the `special` extra): imported on first use, so that
+    `import layerflow` stays fast, with an ImportError that says how to install it.
+    """
+    name = "scipy.special" if xp is np else "cupyx.scipy.special"
+    try:
+        return importlib.import_module(name)
+    except ImportError as err:
+        raise ImportError(
+            f"This op needs {name} (special functions), which is not installed. Install it with "
+            "`pip install scipy` (or `pip install layerflow[special]`)."
+        ) from err
 
 
 def array_device(array: Any) -> Device:
