@@ -8,7 +8,6 @@ does; on a CPU-only machine that is how multi-device code runs and is tested.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import re
 import threading
@@ -312,7 +311,11 @@ def special_functions(xp: Any) -> ModuleType:
     """
     name = "scipy.special" if xp is np else "cupyx.scipy.special"
     try:
-        return importlib.import_module(name)
+        if xp is np:
+            import scipy.special as special
+        else:
+            import cupyx.scipy.special as special
+        return special
     except ImportError as err:
         raise ImportError(
             f"This op needs {name} (special functions), which is not installed. Install it with "
