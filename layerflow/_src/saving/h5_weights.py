@@ -198,22 +198,21 @@ class _FileVars:
     def __init__(self, f: Any, path: str) -> None:
         h5py = _h5py()
         self.groups: dict[str, dict[int, Any]] = {}
-        self.size = os.path.getsize(path)
+        self.size = f.id.get_filesize()  # of the file we hold open, not of what `path` names now
         self.names: dict[str, str | None] = {}
+        found = [  # walked first: nothing below looks up a name that could leave the file
+            (name, obj)
+            for name, obj in _walk(f, path, h5py)
+            if isinstance(obj, h5py.Group) and name.rsplit("/", 1)[-1] == "vars"
+        ]
         if "layer_names" in f.attrs or "model_weights" in f:
             raise WeightsFileError(
                 f"'{path}' is a Keras 2 (legacy) HDF5 weights file; layerflow reads Keras 3's "
                 "layout (`.weights.h5` from Keras 3's save_weights). Load it in Keras 2, or "
                 "re-save it with Keras 3."
             )
-
-        def visit(name: str, obj: Any) -> None:
-            if isinstance(obj, h5py.Group) and name.rsplit("/", 1)[-1] == "vars":
-                self._add(path, name, obj, h5py)
-
-        if "vars" in f:
-            self._add(path, "vars", f["vars"], h5py)
-        f.visititems(visit)
+        for name, obj in found:
+            self._add(path, name, obj, h5py)
 
     def _add(self, path: str, name: str, group: Any, h5py: Any) -> None:
         if not isinstance(group, h5py.Group):
@@ -236,6 +235,49 @@ class _FileVars:
         self.groups[name] = datasets
         raw = group.attrs.get("name")
         self.names[name] = raw.decode() if isinstance(raw, bytes) else raw
+
+
+def _walk(f: Any, path: str, h5py: Any) -> Iterator[tuple[str, Any]]:
+    """(name, object) for everything in the file, refusing whatever reads outside it.
+
+    HDF5 can make a file read other files: external links, datasets whose bytes live in
+    another file (external storage) or are mapped from other files (virtual datasets). A soft
+    link can alias any path, and hard links can form cycles. Keras writes none of these, so
+    each is refused with its name instead of followed; the walk is iterative (no recursion
+    limit) and visits every group once.
+    """
+    seen: dict[Any, str] = {h5py.h5o.get_info(f.id).addr: "/"}
+    stack: list[tuple[str, Any, str]] = [(_join("", k), f, k) for k in reversed(list(f))]
+    while stack:  # depth first, in name order, like HDF5's own visit
+        name, parent, key = stack.pop()
+        link = parent.get(key, getlink=True)
+        if isinstance(link, h5py.SoftLink | h5py.ExternalLink):
+            kind = "a soft link" if isinstance(link, h5py.SoftLink) else "an external link"
+            raise _damaged(
+                path,
+                f"'{name}' is {kind} to {link.path!r}; a weights file must hold its objects "
+                "itself (HDF5 links are never followed)",
+            )
+        obj = parent[key]
+        if isinstance(obj, h5py.Dataset) and (obj.external or obj.is_virtual):
+            where = obj.external or "a virtual dataset"
+            raise _damaged(
+                path,
+                f"'{name}' keeps its data in other files ({where}); a weights file must hold "
+                "its data itself",
+            )
+        if isinstance(obj, h5py.Group):
+            addr = h5py.h5o.get_info(obj.id).addr
+            first = seen.get(addr)
+            if first is not None:
+                raise _damaged(
+                    path,
+                    f"'{name}' is a second link to the group '{first}' (a link cycle or a "
+                    "shared group; Keras weights files have neither)",
+                )
+            seen[addr] = name
+            stack.extend((_join(name, k), obj, k) for k in reversed(list(obj)))
+        yield name, obj
 
 
 def _open(path: str) -> Any:
