@@ -251,4 +251,9 @@ def load(path: str | os.PathLike) -> Any:
             return body
         raise weights_file.WeightsFileError(f"'{os.fspath(path)}': malformed structure.")
 
-    return build(info.get("structure"))
+    try:
+        return build(info.get("structure"))
+    except RecursionError:
+        raise weights_file.WeightsFileError(
+            f"'{os.fspath(path)}': the structure is nested too deeply to rebuild."
+        ) from None

@@ -185,7 +185,19 @@ def load(
     unexpected entries are only recorded in the status; shape and dtype mismatches still raise.
     """
     path = os.fspath(path)
-    header, info = weights_file.read_header(path)
+    # One open file for the header and every tensor: a concurrent atomic save cannot mix them.
+    with weights_file.open_file(path) as reader:
+        return _load(root, reader, skip_mismatch, by_name, strict_structure)
+
+
+def _load(
+    root: Any,
+    reader: weights_file.Reader,
+    skip_mismatch: bool,
+    by_name: bool,
+    strict_structure: bool,
+) -> LoadStatus:
+    path, header, info = reader.path, reader.header, reader.info
     aliases = info.get("aliases", {})
     names = info.get("names", {})
     if not isinstance(aliases, dict) or any(t not in header for t in aliases.values()):
@@ -258,17 +270,18 @@ def load(
     needed = {key for _, _, key in assign} | {key for *_, key in deferred}
     # Every byte is verified (streaming) before anything changes; then one tensor at a time
     # is read and assigned, so loading needs memory for one tensor, not for the whole file.
-    with weights_file.open_checked(path, needed) as get:
-        for p, var, key in assign:
-            var._write(get(key))
-            status.loaded.append(p)
-        for owner, rel, full, key in deferred:
-            pending = getattr(owner, "_pending_restore", None)
-            if pending is None:
-                pending = {}
-                owner._pending_restore = pending
-            pending[rel] = get(key)
-            status._pending.append((owner, rel, full))
+    reader.verify(needed)
+    get = reader.get
+    for p, var, key in assign:
+        var._write(get(key))
+        status.loaded.append(p)
+    for owner, rel, full, key in deferred:
+        pending = getattr(owner, "_pending_restore", None)
+        if pending is None:
+            pending = {}
+            owner._pending_restore = pending
+        pending[rel] = get(key)
+        status._pending.append((owner, rel, full))
     if deferred:
         _register_callbacks(root, owners, status, source, header)
     return status
