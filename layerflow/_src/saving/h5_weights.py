@@ -295,36 +295,29 @@ def _open(path: str) -> Any:
 
 # --- loading ------------------------------------------------------------------------------------
 class _InOrder:
-    """`_pending_restore` for an unbuilt layer: the k-th weight it creates gets array k.
+    """The `RestoreSource` of an unbuilt object: the k-th variable it creates gets array k.
 
-    Keras files number a layer's variables, they do not name them, so an unbuilt layer's
+    Keras files number an object's variables, they do not name them, so an unbuilt object's
     values are handed out in creation order; the post-build check re-assigns them in Keras's
-    order (trainable first) and validates every shape.
+    order (trainable first) and validates every shape, then closes the source.
     """
 
     def __init__(self, arrays: list[np.ndarray]) -> None:
         self.arrays = arrays
         self.next = 0
-        self.bound: dict[str, int] = {}
 
-    def __len__(self) -> int:
-        return len(self.arrays) - self.next + len(self.bound)
+    def take(self, key: str) -> np.ndarray | None:
+        if self.next >= len(self.arrays):
+            return None
+        self.next += 1
+        return self.arrays[self.next - 1]
 
-    def __contains__(self, key: str) -> bool:
-        if key.startswith("#"):  # LoadStatus.pending asks about "#<index>"
-            return int(key[1:]) >= self.next
-        return key in self.bound or self.next < len(self.arrays)
+    def __contains__(self, key: str) -> bool:  # LoadStatus.pending asks about "#<index>"
+        return int(key[1:]) >= self.next
 
-    def __getitem__(self, key: str) -> np.ndarray:
-        if key not in self.bound:
-            if self.next >= len(self.arrays):
-                raise KeyError(key)
-            self.bound[key] = self.next
-            self.next += 1
-        return self.arrays[self.bound[key]]
-
-    def __delitem__(self, key: str) -> None:
-        self.bound.pop(key, None)
+    def close(self) -> None:
+        """Hand out nothing more (variables created after the check keep their initializers)."""
+        self.next = len(self.arrays)
 
 
 def _describe(var: Variable) -> str:
@@ -370,12 +363,13 @@ def load(
     for key, var in plan.assign:
         var._write(arrays[key])
         status.loaded.append(key)
+    sources: dict[str, _InOrder] = {}
     for entry, keys in plan.deferred:
-        values = [arrays[k] for k in keys]
-        entry.obj._pending_restore = _InOrder(values)
-        status._pending.extend((entry.obj, f"#{i}", k) for i, k in enumerate(keys))
+        source = sources[keys[0].rsplit("/", 1)[0]] = _InOrder([arrays[k] for k in keys])
+        entry.obj._restore_on_create(source)
+        status._pending.extend((source, f"#{i}", k) for i, k in enumerate(keys))
     if plan.deferred:
-        _hook(root, status, {k: arrays[k] for _, keys in plan.deferred for k in keys})
+        _hook(root, status, {k: arrays[k] for _, keys in plan.deferred for k in keys}, sources)
     return status
 
 
@@ -460,18 +454,17 @@ _HINT = (
 )
 
 
-def _hook(root: Any, status: LoadStatus, values: dict[str, np.ndarray]) -> None:
+def _hook(
+    root: Any, status: LoadStatus, values: dict[str, np.ndarray], sources: dict[str, _InOrder]
+) -> None:
     """After the first call builds the model: check and assign every deferred value."""
-    hooks = [
-        obj
-        for obj in _outermost_unbuilt(root)
-        if isinstance(getattr(obj, "_post_build_callbacks", None), list)
-    ]
+    done = False
 
     def check() -> None:
-        for h in hooks:
-            if check in h._post_build_callbacks:
-                h._post_build_callbacks.remove(check)
+        nonlocal done
+        if done:  # registered on several unbuilt objects: the first build checks
+            return
+        done = True
         entries = {e.vars_group: e for e in layout(root)}
         problems: list[str] = []
         late: list[tuple[str, Variable, np.ndarray]] = []
@@ -482,9 +475,7 @@ def _hook(root: Any, status: LoadStatus, values: dict[str, np.ndarray]) -> None:
             entry = entries.get(group)
             if entry is None or _is_unbuilt(entry.obj):
                 continue  # still not built: its layer was not used by this call
-            pending = entry.obj.__dict__.get("_pending_restore")
-            if isinstance(pending, _InOrder):
-                entry.obj._pending_restore = None
+            sources[group].close()
             keys.sort(key=lambda k: int(k.rsplit("/", 1)[1]))
             if len(keys) != len(entry.variables):
                 problems.append(
@@ -510,8 +501,8 @@ def _hook(root: Any, status: LoadStatus, values: dict[str, np.ndarray]) -> None:
             status.loaded.append(key)
         status.skipped.extend((p, "unmatched when the model was built") for p in problems)
 
-    for h in hooks:
-        h._post_build_callbacks.append(check)
+    for obj in _outermost_unbuilt(root):
+        obj._call_after_build(check)
 
 
 def _outermost_unbuilt(root: Any) -> Iterator[Any]:
