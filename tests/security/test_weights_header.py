@@ -42,9 +42,7 @@ def _loaders(path):
 
 HOSTILE = {
     "deep header": lambda p: _file(p, '{"a": ' + "[" * DEEP + "]" * DEEP + "}"),
-    "deep metadata": lambda p: _with_metadata(
-        p, '{"x": ' + "[" * DEEP + "]" * DEEP + "}"
-    ),  # fmt: skip
+    "deep metadata": lambda p: _with_metadata(p, '{"x": ' + "[" * DEEP + "]" * DEEP + "}"),
     "huge number": lambda p: _file(
         p, '{"a": {"dtype": "F32", "shape": [1' + "0" * 5000 + '], "data_offsets": [0, 4]}}'
     ),
