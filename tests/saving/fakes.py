@@ -6,20 +6,37 @@ from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
 
 
-class FakeLayer(Trackable):
-    """Creates `kernel`/`bias` on first call; honours `_pending_restore` like Layer.add_weight."""
+class _AfterBuild:
+    """Trackable's restore protocol as a test double implements it (nothing shared with Layer)."""
+
+    def _restore_on_create(self, source):
+        self._sources.insert(0, source)
+
+    def _call_after_build(self, fn):
+        self._callbacks.append(fn)
+        return True
+
+    def _run_callbacks(self):
+        callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            cb()
+
+
+class FakeLayer(_AfterBuild, Trackable):
+    """Creates `kernel`/`bias` on first call; restores through the protocol like Layer."""
 
     def __init__(self, units, seed=0, dtype=np.float32):
         self.units, self.seed, self.dtype = units, seed, dtype
         self.built = False
         self._vars = {}
-        self._post_build_callbacks = []
+        self._sources, self._callbacks = [], []
 
     def add_weight(self, name, shape):
-        pending = getattr(self, "_pending_restore", None) or {}
-        if name in pending:
-            value = pending.pop(name)
-        else:
+        value = None
+        for source in self._sources:
+            taken = source.take(name)
+            value = taken if value is None else value
+        if value is None:
             value = np.random.default_rng(self.seed).normal(size=shape).astype(self.dtype)
         self._vars[name] = Variable(value, name=name)
         return self._vars[name]
@@ -39,19 +56,18 @@ class FakeLayer(Trackable):
             self.build(x.shape[-1])
         y = x @ np.asarray(self._vars["kernel"]) + np.asarray(self._vars["bias"])
         if outermost:
-            for cb in list(self._post_build_callbacks):
-                cb()
+            self._run_callbacks()
         return y
 
 
-class FakeModel(Trackable):
+class FakeModel(_AfterBuild, Trackable):
     """A model with named sublayers and a list of layers (built on first call)."""
 
     def __init__(self, sizes=(4, 3), seed=0):
         self.hidden = FakeLayer(sizes[0], seed)
         self.layers = [FakeLayer(n, seed + i + 1) for i, n in enumerate(sizes[1:])]
         self.built = False
-        self._post_build_callbacks = []
+        self._sources, self._callbacks = [], []
 
     def _trackable_children(self):
         return {"hidden": self.hidden, "layers": self.layers}
@@ -63,6 +79,5 @@ class FakeModel(Trackable):
             y = layer(y)
         self.built = True
         if outermost:
-            for cb in list(self._post_build_callbacks):
-                cb()
+            self._run_callbacks()
         return y

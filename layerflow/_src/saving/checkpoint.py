@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -68,8 +69,12 @@ class Checkpoint(Trackable):
         raise AttributeError(f"'Checkpoint' object has no attribute {name!r}")
 
     def write(self, file_prefix: Any, options: Any = None) -> str:
-        """Write one file at exactly `file_prefix` (no numbering, no state file)."""
+        """Write one file at exactly `file_prefix` (no numbering, no state file).
+
+        Missing parent folders are created, as TensorFlow does.
+        """
         path = os.fspath(file_prefix)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         restore.save(self, path, kind="layerflow.checkpoint")
         return path
 
@@ -83,7 +88,7 @@ class Checkpoint(Trackable):
             self._save_counter._data[...] -= 1
             raise
         folder = os.path.dirname(os.path.abspath(path))
-        old = _read_state(folder)
+        old = _read_state(folder)  # entries outside the folder are dropped (with a warning)
         kept = [p for p in (old[1] if old else []) if p != path] + [path]
         _write_state(folder, path, kept)
         return path
@@ -113,27 +118,80 @@ def _check_child(name: str, value: Any) -> None:
 
 
 # --- the state file ---------------------------------------------------------------------------
+# The state file is input like any other file: it may have been edited, copied from another
+# machine or planted. Its entries are only ever resolved to files directly inside its folder;
+# anything else is ignored with a warning, so rotation can never delete or list a file elsewhere.
 _LINE = re.compile(r'^\s*(model_checkpoint_path|all_model_checkpoint_paths):\s*"(.*)"\s*$')
+_ESCAPE = re.compile(rb"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.DOTALL)
+_SIMPLE_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"\\": b"\\", b'"': b'"', b"'": b"'"}
 
 
-def _read_state(folder: str, latest_filename: str | None = None) -> tuple[str, list[str]] | None:
+def _unescape(text: str) -> str | None:
+    """A quoted text-format string's value (C escapes, as TF writes them); None if invalid."""
+
+    def one(m: re.Match) -> bytes:
+        code = m.group(1)
+        if code in _SIMPLE_ESCAPES:
+            return _SIMPLE_ESCAPES[code]
+        if code[:1] == b"x":
+            return bytes([int(code[1:], 16)])
+        if code[:1].isdigit() and code[:1] < b"8":
+            return bytes([int(code, 8) & 0xFF])
+        raise ValueError(f"unknown escape {code!r}")
+
+    try:
+        return _ESCAPE.sub(one, text.encode("utf-8")).decode("utf-8")
+    except ValueError:  # includes UnicodeDecodeError
+        return None
+
+
+def _resolve(folder: str, value: str | None) -> str | None:
+    """`folder`/name if the entry names a file directly inside `folder`, else None."""
+    if not value or "\x00" in value:
+        return None
+    full = os.path.normpath(os.path.join(os.path.abspath(folder), value))
+    if os.path.dirname(full) != os.path.normpath(os.path.abspath(folder)):
+        return None
+    return os.path.join(folder, os.path.basename(full))
+
+
+def _read_state(
+    folder: str, latest_filename: str | None = None, own: re.Pattern | None = None
+) -> tuple[str, list[str]] | None:
+    """(latest, every) recorded in `folder`'s state file, or None.
+
+    Entries outside `folder` (and, with `own`, entries whose file name does not match it) are
+    ignored with a warning.
+    """
     state = os.path.join(folder, latest_filename or STATE_FILE)
     try:
-        with open(state, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
+        with open(state, "rb") as f:
+            lines = f.read().decode("utf-8").splitlines()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, UnicodeDecodeError):
         return None
-    latest, every = None, []
+    latest, every, ignored = None, [], []
     for line in lines:
         m = _LINE.match(line)
         if not m:
             continue
-        value = m.group(2).encode().decode("unicode_escape")
-        full = value if os.path.isabs(value) else os.path.join(folder, value)
+        full = _resolve(folder, _unescape(m.group(2)))
+        if full is None or (own is not None and not own.fullmatch(os.path.basename(full))):
+            if m.group(2) not in ignored:
+                ignored.append(m.group(2))
+            continue
         if m.group(1) == "model_checkpoint_path":
             latest = full
         else:
             every.append(full)
+    if ignored:
+        whose = "" if own is None else f" matching '{own.pattern}'"
+        warnings.warn(
+            f"Ignoring {len(ignored)} entr{'y' if len(ignored) == 1 else 'ies'} of the checkpoint "
+            f"state file '{state}' that do not name a checkpoint file{whose} inside '{folder}': "
+            f"{ignored[:5]}{' ...' if len(ignored) > 5 else ''}. layerflow never lists or "
+            "deletes files outside a checkpoint folder; remove these lines to silence this.",
+            stacklevel=3,
+        )
     return (latest, every) if latest else None
 
 
@@ -189,18 +247,25 @@ class CheckpointManager:
             raise TypeError(
                 f"CheckpointManager needs a tf.train.Checkpoint, got {type(checkpoint).__name__}."
             )
+        if not checkpoint_name or os.path.basename(checkpoint_name) != checkpoint_name:
+            raise ValueError(
+                f"CheckpointManager: checkpoint_name must be a plain file name, got "
+                f"{checkpoint_name!r}. Put the folder into `directory` instead."
+            )
         if max_to_keep is not None and max_to_keep <= 0:
             raise ValueError(f"max_to_keep must be a positive integer or None, got {max_to_keep}.")
         self._checkpoint = checkpoint
         self._directory = os.fspath(directory)
         self._max_to_keep = max_to_keep
         self._prefix = os.path.join(self._directory, checkpoint_name)
+        # The only files this manager lists or deletes: `<checkpoint_name>-<number>` here.
+        self._own = re.compile(re.escape(checkpoint_name) + r"-(-?[0-9]+)")
         self._step_counter = step_counter
         self._interval = checkpoint_interval
         self._init_fn = init_fn
         self._last_step: int | None = None
         os.makedirs(self._directory, exist_ok=True)
-        state = _read_state(self._directory)
+        state = _read_state(self._directory, own=self._own)
         self._checkpoints = [p for p in (state[1] if state else []) if os.path.exists(p)]
         self._latest = state[0] if state and os.path.exists(state[0]) else None
 
@@ -247,6 +312,7 @@ class CheckpointManager:
                 doomed.append(self._checkpoints.pop(0))
         self._latest = path
         _write_state(self._directory, path, self._checkpoints)
+        # Every path here is one of ours: saved by this manager, or read through `_own`.
         for old in doomed:  # after the state file no longer names them
             with contextlib.suppress(FileNotFoundError):
                 os.remove(old)

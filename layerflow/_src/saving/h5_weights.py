@@ -198,22 +198,21 @@ class _FileVars:
     def __init__(self, f: Any, path: str) -> None:
         h5py = _h5py()
         self.groups: dict[str, dict[int, Any]] = {}
-        self.size = os.path.getsize(path)
+        self.size = f.id.get_filesize()  # of the file we hold open, not of what `path` names now
         self.names: dict[str, str | None] = {}
+        found = [  # walked first: nothing below looks up a name that could leave the file
+            (name, obj)
+            for name, obj in _walk(f, path, h5py)
+            if isinstance(obj, h5py.Group) and name.rsplit("/", 1)[-1] == "vars"
+        ]
         if "layer_names" in f.attrs or "model_weights" in f:
             raise WeightsFileError(
                 f"'{path}' is a Keras 2 (legacy) HDF5 weights file; layerflow reads Keras 3's "
                 "layout (`.weights.h5` from Keras 3's save_weights). Load it in Keras 2, or "
                 "re-save it with Keras 3."
             )
-
-        def visit(name: str, obj: Any) -> None:
-            if isinstance(obj, h5py.Group) and name.rsplit("/", 1)[-1] == "vars":
-                self._add(path, name, obj, h5py)
-
-        if "vars" in f:
-            self._add(path, "vars", f["vars"], h5py)
-        f.visititems(visit)
+        for name, obj in found:
+            self._add(path, name, obj, h5py)
 
     def _add(self, path: str, name: str, group: Any, h5py: Any) -> None:
         if not isinstance(group, h5py.Group):
@@ -238,6 +237,49 @@ class _FileVars:
         self.names[name] = raw.decode() if isinstance(raw, bytes) else raw
 
 
+def _walk(f: Any, path: str, h5py: Any) -> Iterator[tuple[str, Any]]:
+    """(name, object) for everything in the file, refusing whatever reads outside it.
+
+    HDF5 can make a file read other files: external links, datasets whose bytes live in
+    another file (external storage) or are mapped from other files (virtual datasets). A soft
+    link can alias any path, and hard links can form cycles. Keras writes none of these, so
+    each is refused with its name instead of followed; the walk is iterative (no recursion
+    limit) and visits every group once.
+    """
+    seen: dict[Any, str] = {h5py.h5o.get_info(f.id).addr: "/"}
+    stack: list[tuple[str, Any, str]] = [(_join("", k), f, k) for k in reversed(list(f))]
+    while stack:  # depth first, in name order, like HDF5's own visit
+        name, parent, key = stack.pop()
+        link = parent.get(key, getlink=True)
+        if isinstance(link, h5py.SoftLink | h5py.ExternalLink):
+            kind = "a soft link" if isinstance(link, h5py.SoftLink) else "an external link"
+            raise _damaged(
+                path,
+                f"'{name}' is {kind} to {link.path!r}; a weights file must hold its objects "
+                "itself (HDF5 links are never followed)",
+            )
+        obj = parent[key]
+        if isinstance(obj, h5py.Dataset) and (obj.external or obj.is_virtual):
+            where = obj.external or "a virtual dataset"
+            raise _damaged(
+                path,
+                f"'{name}' keeps its data in other files ({where}); a weights file must hold "
+                "its data itself",
+            )
+        if isinstance(obj, h5py.Group):
+            addr = h5py.h5o.get_info(obj.id).addr
+            first = seen.get(addr)
+            if first is not None:
+                raise _damaged(
+                    path,
+                    f"'{name}' is a second link to the group '{first}' (a link cycle or a "
+                    "shared group; Keras weights files have neither)",
+                )
+            seen[addr] = name
+            stack.extend((_join(name, k), obj, k) for k in reversed(list(obj)))
+        yield name, obj
+
+
 def _open(path: str) -> Any:
     h5py = _h5py()
     if not os.path.exists(path):
@@ -253,36 +295,29 @@ def _open(path: str) -> Any:
 
 # --- loading ------------------------------------------------------------------------------------
 class _InOrder:
-    """`_pending_restore` for an unbuilt layer: the k-th weight it creates gets array k.
+    """The `RestoreSource` of an unbuilt object: the k-th variable it creates gets array k.
 
-    Keras files number a layer's variables, they do not name them, so an unbuilt layer's
+    Keras files number an object's variables, they do not name them, so an unbuilt object's
     values are handed out in creation order; the post-build check re-assigns them in Keras's
-    order (trainable first) and validates every shape.
+    order (trainable first) and validates every shape, then closes the source.
     """
 
     def __init__(self, arrays: list[np.ndarray]) -> None:
         self.arrays = arrays
         self.next = 0
-        self.bound: dict[str, int] = {}
 
-    def __len__(self) -> int:
-        return len(self.arrays) - self.next + len(self.bound)
+    def take(self, key: str) -> np.ndarray | None:
+        if self.next >= len(self.arrays):
+            return None
+        self.next += 1
+        return self.arrays[self.next - 1]
 
-    def __contains__(self, key: str) -> bool:
-        if key.startswith("#"):  # LoadStatus.pending asks about "#<index>"
-            return int(key[1:]) >= self.next
-        return key in self.bound or self.next < len(self.arrays)
+    def __contains__(self, key: str) -> bool:  # LoadStatus.pending asks about "#<index>"
+        return int(key[1:]) >= self.next
 
-    def __getitem__(self, key: str) -> np.ndarray:
-        if key not in self.bound:
-            if self.next >= len(self.arrays):
-                raise KeyError(key)
-            self.bound[key] = self.next
-            self.next += 1
-        return self.arrays[self.bound[key]]
-
-    def __delitem__(self, key: str) -> None:
-        self.bound.pop(key, None)
+    def close(self) -> None:
+        """Hand out nothing more (variables created after the check keep their initializers)."""
+        self.next = len(self.arrays)
 
 
 def _describe(var: Variable) -> str:
@@ -328,12 +363,13 @@ def load(
     for key, var in plan.assign:
         var._write(arrays[key])
         status.loaded.append(key)
+    sources: dict[str, _InOrder] = {}
     for entry, keys in plan.deferred:
-        values = [arrays[k] for k in keys]
-        entry.obj._pending_restore = _InOrder(values)
-        status._pending.extend((entry.obj, f"#{i}", k) for i, k in enumerate(keys))
+        source = sources[keys[0].rsplit("/", 1)[0]] = _InOrder([arrays[k] for k in keys])
+        entry.obj._restore_on_create(source)
+        status._pending.extend((source, f"#{i}", k) for i, k in enumerate(keys))
     if plan.deferred:
-        _hook(root, status, {k: arrays[k] for _, keys in plan.deferred for k in keys})
+        _hook(root, status, {k: arrays[k] for _, keys in plan.deferred for k in keys}, sources)
     return status
 
 
@@ -418,18 +454,17 @@ _HINT = (
 )
 
 
-def _hook(root: Any, status: LoadStatus, values: dict[str, np.ndarray]) -> None:
+def _hook(
+    root: Any, status: LoadStatus, values: dict[str, np.ndarray], sources: dict[str, _InOrder]
+) -> None:
     """After the first call builds the model: check and assign every deferred value."""
-    hooks = [
-        obj
-        for obj in _outermost_unbuilt(root)
-        if isinstance(getattr(obj, "_post_build_callbacks", None), list)
-    ]
+    done = False
 
     def check() -> None:
-        for h in hooks:
-            if check in h._post_build_callbacks:
-                h._post_build_callbacks.remove(check)
+        nonlocal done
+        if done:  # registered on several unbuilt objects: the first build checks
+            return
+        done = True
         entries = {e.vars_group: e for e in layout(root)}
         problems: list[str] = []
         late: list[tuple[str, Variable, np.ndarray]] = []
@@ -440,9 +475,7 @@ def _hook(root: Any, status: LoadStatus, values: dict[str, np.ndarray]) -> None:
             entry = entries.get(group)
             if entry is None or _is_unbuilt(entry.obj):
                 continue  # still not built: its layer was not used by this call
-            pending = entry.obj.__dict__.get("_pending_restore")
-            if isinstance(pending, _InOrder):
-                entry.obj._pending_restore = None
+            sources[group].close()
             keys.sort(key=lambda k: int(k.rsplit("/", 1)[1]))
             if len(keys) != len(entry.variables):
                 problems.append(
@@ -468,8 +501,8 @@ def _hook(root: Any, status: LoadStatus, values: dict[str, np.ndarray]) -> None:
             status.loaded.append(key)
         status.skipped.extend((p, "unmatched when the model was built") for p in problems)
 
-    for h in hooks:
-        h._post_build_callbacks.append(check)
+    for obj in _outermost_unbuilt(root):
+        obj._call_after_build(check)
 
 
 def _outermost_unbuilt(root: Any) -> Iterator[Any]:

@@ -8,7 +8,6 @@ structure (lists, tuples, dicts, None, numbers, strings) as JSON: loading never 
 from __future__ import annotations
 
 import os
-import struct
 from typing import Any
 
 import numpy as np
@@ -112,58 +111,90 @@ def serialize_tensor(tensor: Any, name: Any = None) -> Tensor:
     return _string_tensor(out)
 
 
+class _Corrupt(Exception):
+    """Raised inside the TensorProto reader; `parse_tensor` turns it into InvalidArgumentError."""
+
+
+# Wire types of the fields we read (protobuf: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32).
+_VARINT, _FIXED64, _BYTES, _FIXED32 = 0, 1, 2, 5
+_MAX_RANK = 64  # NumPy's limit (TF's is 254); a deeper shape cannot be an array here
+
+
 def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
     n = shift = 0
     while True:
-        if pos >= len(buf) or shift > 63:
-            raise ValueError("truncated varint")
+        if pos >= len(buf):
+            raise _Corrupt("a varint runs past the end")
+        if shift > 63:
+            raise _Corrupt("a varint is longer than 10 bytes")
         b = buf[pos]
         pos += 1
         n |= (b & 0x7F) << shift
         shift += 7
         if not b & 0x80:
-            return n, pos
+            return n & 0xFFFFFFFFFFFFFFFF, pos
 
 
-def _fields(buf: bytes) -> list[tuple[int, Any]]:
+def _fields(buf: bytes) -> list[tuple[int, int, Any]]:
+    """(field number, wire type, value) of every field of one protobuf message."""
     out, pos = [], 0
     while pos < len(buf):
         key, pos = _read_varint(buf, pos)
         number, wire = key >> 3, key & 7
-        if wire == 0:
+        if number == 0:
+            raise _Corrupt("a field has number 0")
+        if wire == _VARINT:
             value, pos = _read_varint(buf, pos)
-        elif wire == 2:
+        elif wire == _BYTES:
             n, pos = _read_varint(buf, pos)
-            if pos + n > len(buf):
-                raise ValueError("a field runs past the end")
+            if n > len(buf) - pos:
+                raise _Corrupt("a field runs past the end")
             value, pos = buf[pos : pos + n], pos + n
-        elif wire == 5:
-            value, pos = struct.unpack("<I", buf[pos : pos + 4])[0], pos + 4
-        elif wire == 1:
-            value, pos = struct.unpack("<Q", buf[pos : pos + 8])[0], pos + 8
+        elif wire in (_FIXED32, _FIXED64):
+            n = 4 if wire == _FIXED32 else 8
+            if n > len(buf) - pos:
+                raise _Corrupt("a fixed-size field runs past the end")
+            value, pos = int.from_bytes(buf[pos : pos + n], "little"), pos + n
         else:
-            raise ValueError(f"unsupported wire type {wire}")
-        out.append((number, value))
+            raise _Corrupt(f"unsupported wire type {wire}")
+        out.append((number, wire, value))
     return out
 
 
-def parse_tensor(serialized: Any, out_type: Any, name: Any = None) -> Tensor:
-    """Inverse of `serialize_tensor`; `out_type` must be the serialized dtype (TF's rule)."""
-    want = dtypes.as_dtype(out_type)
-    data = _bytes_of(serialized, "tf.io.parse_tensor")
-    try:
-        fields = _fields(data)
-        enum = next((v for k, v in fields if k == 1), 0)
-        dims = []
-        for k, v in fields:
-            if k == 2:
-                for k2, dim in _fields(v):
-                    if k2 == 2:
-                        dims.append(next((s for k3, s in _fields(dim) if k3 == 1), 0))
-    except (ValueError, struct.error) as e:
-        raise InvalidArgumentError(
-            None, None, f"Could not parse `serialized` as TensorProto: {e}"
-        ) from None
+def _only(fields: list[tuple[int, int, Any]], number: int, wire: int, what: str) -> list[Any]:
+    """The values of field `number`, all of which must have wire type `wire`."""
+    values = []
+    for k, w, v in fields:
+        if k == number:
+            if w != wire:
+                raise _Corrupt(f"{what} (field {number}) has wire type {w}, expected {wire}")
+            values.append(v)
+    return values
+
+
+def _shape(fields: list[tuple[int, int, Any]]) -> list[int]:
+    """The dims of a TensorShapeProto (all messages named 2 in the TensorProto, merged)."""
+    dims: list[int] = []
+    for body in _only(fields, 2, _BYTES, "tensor_shape"):
+        shape = _fields(body)
+        if any(_only(shape, 3, _VARINT, "unknown_rank")):
+            raise _Corrupt("the shape has unknown rank")
+        for dim in _only(shape, 2, _BYTES, "dim"):
+            sizes = _only(_fields(dim), 1, _VARINT, "dim size")
+            size = sizes[-1] if sizes else 0
+            if size >= 2**63:  # a negative int64: -1 is "unknown", never a tensor's size
+                raise _Corrupt(f"a dimension has size {size - 2**64}")
+            dims.append(size)
+    if len(dims) > _MAX_RANK:
+        raise _Corrupt(f"the shape has rank {len(dims)}, more than {_MAX_RANK}")
+    return dims
+
+
+def _parse(data: bytes, want: dtypes.DType) -> np.ndarray:
+    fields = _fields(data)
+    enums = _only(fields, 1, _VARINT, "dtype")
+    enum = enums[-1] if enums else 0
+    dims = _shape(fields)
     got = _DT_NAME.get(enum)
     if got is None:
         raise InvalidArgumentError(None, None, f"Unsupported TensorProto dtype enum {enum}.")
@@ -171,22 +202,43 @@ def parse_tensor(serialized: Any, out_type: Any, name: Any = None) -> Tensor:
         raise InvalidArgumentError(
             None, None, f"Type mismatch between parsed tensor ({got}) and dtype ({want.name})"
         )
-    count = int(np.prod(dims, dtype=np.int64))
+    count = 1
+    for d in dims:
+        count *= d  # Python ints: a lying shape cannot overflow into a small count
     if got == "string":
-        items = [v for k, v in fields if k == 8]
+        items = _only(fields, 8, _BYTES, "string_val")
+        if len(items) != count:
+            raise _Corrupt(f"it holds {len(items)} strings for shape {dims}")
         arr = np.empty(len(items), dtype=object)
         arr[:] = items
-    else:
-        content = b"".join(v for k, v in fields if k == 4)
-        np_dt = np.dtype(dtypes.as_dtype(got).np).newbyteorder("<")
-        if len(content) != count * np_dt.itemsize:
-            raise InvalidArgumentError(
-                None, None, f"TensorProto holds {len(content)} bytes for shape {dims} of {got}."
-            )
-        arr = np.frombuffer(content, np_dt).astype(np_dt.newbyteorder("="))
-    if arr.size != count:
-        raise InvalidArgumentError(None, None, f"TensorProto holds {arr.size} values for {dims}.")
-    return Tensor(arr.reshape(dims), backend.cpu_device())
+        return arr.reshape(dims)
+    np_dt = np.dtype(dtypes.as_dtype(got).np).newbyteorder("<")
+    nonzero = 1
+    for d in dims:
+        nonzero *= d or 1
+    if nonzero * np_dt.itemsize >= 2**63:  # NumPy cannot even describe such a shape
+        raise _Corrupt(f"the shape {dims} of {got} has more elements than an array can hold")
+    content = b"".join(_only(fields, 4, _BYTES, "tensor_content"))
+    if len(content) != count * np_dt.itemsize:  # checked before anything is allocated
+        raise _Corrupt(f"it holds {len(content)} bytes for shape {dims} of {got}")
+    return np.frombuffer(content, np_dt).astype(np_dt.newbyteorder("=")).reshape(dims)
+
+
+def parse_tensor(serialized: Any, out_type: Any, name: Any = None) -> Tensor:
+    """Inverse of `serialize_tensor`; `out_type` must be the serialized dtype (TF's rule).
+
+    Any bytes that are not a valid TensorProto raise `InvalidArgumentError`, and the tensor is
+    allocated only after its claimed size matches the bytes actually present.
+    """
+    want = dtypes.as_dtype(out_type)
+    data = _bytes_of(serialized, "tf.io.parse_tensor")
+    try:
+        arr = _parse(data, want)
+    except _Corrupt as e:
+        raise InvalidArgumentError(
+            None, None, f"Could not parse `serialized` as TensorProto: {e}"
+        ) from None
+    return Tensor(arr, backend.cpu_device())
 
 
 # --- nested structures ---------------------------------------------------------------------
@@ -251,4 +303,9 @@ def load(path: str | os.PathLike) -> Any:
             return body
         raise weights_file.WeightsFileError(f"'{os.fspath(path)}': malformed structure.")
 
-    return build(info.get("structure"))
+    try:
+        return build(info.get("structure"))
+    except RecursionError:
+        raise weights_file.WeightsFileError(
+            f"'{os.fspath(path)}': the structure is nested too deeply to rebuild."
+        ) from None

@@ -3,10 +3,11 @@
 Keys are structural paths (`hidden/kernel`, `layers/1/bias`). A variable reachable by several
 paths is stored once under its first path; the others are recorded as aliases of it.
 
-Restoring into a graph whose parts are not built yet keeps their values: each unbuilt trackable
-gets `_pending_restore = {relative path: array}` (for a layer, the relative path is its weight
-name), which its `add_weight` consumes; a callback in `_post_build_callbacks` then reports file
-entries nothing claimed and variables the file lacked.
+Restoring into a graph whose parts are not built yet keeps their values, through Trackable's
+restore protocol: each unbuilt owner gets a source of {relative path: array} with
+`_restore_on_create` (for a layer, the relative path is its weight name), which it consults as
+it creates variables; a check registered with `_call_after_build` then assigns what creation did
+not consume and reports file entries nothing claimed and variables the file lacked.
 """
 
 from __future__ import annotations
@@ -94,13 +95,13 @@ class LoadStatus:
         self.skipped: list[tuple[str, str]] = []
         self.missing: list[str] = []
         self.unexpected: list[str] = []
-        self._pending: list[tuple[Any, str, str]] = []  # (owner, key in owner, full path)
+        self._pending: list[tuple[Any, str, str]] = []  # (kept values, key in them, full path)
         self._partial = False
         self._lenient = False
 
     @property
     def pending(self) -> list[str]:
-        return [full for owner, rel, full in self._pending if rel in _pending_of(owner)]
+        return [full for kept, rel, full in self._pending if rel in kept]
 
     def expect_partial(self) -> LoadStatus:
         """Silence reports of unmatched entries, now and when deferred parts are built."""
@@ -152,8 +153,17 @@ class LoadStatus:
         )
 
 
-def _pending_of(obj: Any) -> dict[str, Any]:
-    return getattr(obj, "_pending_restore", None) or {}
+class _ByName:
+    """The deferred values of one owner, by path relative to it (a `RestoreSource`)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, np.ndarray] = {}
+
+    def take(self, key: str) -> np.ndarray | None:
+        return self.values.pop(key, None)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.values
 
 
 def _mismatch_error(path: str, lines: list[str], hint: str) -> ValueError:
@@ -185,7 +195,19 @@ def load(
     unexpected entries are only recorded in the status; shape and dtype mismatches still raise.
     """
     path = os.fspath(path)
-    header, info = weights_file.read_header(path)
+    # One open file for the header and every tensor: a concurrent atomic save cannot mix them.
+    with weights_file.open_file(path) as reader:
+        return _load(root, reader, skip_mismatch, by_name, strict_structure)
+
+
+def _load(
+    root: Any,
+    reader: weights_file.Reader,
+    skip_mismatch: bool,
+    by_name: bool,
+    strict_structure: bool,
+) -> LoadStatus:
+    path, header, info = reader.path, reader.header, reader.info
     aliases = info.get("aliases", {})
     names = info.get("names", {})
     if not isinstance(aliases, dict) or any(t not in header for t in aliases.values()):
@@ -258,17 +280,18 @@ def load(
     needed = {key for _, _, key in assign} | {key for *_, key in deferred}
     # Every byte is verified (streaming) before anything changes; then one tensor at a time
     # is read and assigned, so loading needs memory for one tensor, not for the whole file.
-    with weights_file.open_checked(path, needed) as get:
-        for p, var, key in assign:
-            var._write(get(key))
-            status.loaded.append(p)
-        for owner, rel, full, key in deferred:
-            pending = getattr(owner, "_pending_restore", None)
-            if pending is None:
-                pending = {}
-                owner._pending_restore = pending
-            pending[rel] = get(key)
-            status._pending.append((owner, rel, full))
+    reader.verify(needed)
+    get = reader.get
+    for p, var, key in assign:
+        var._write(get(key))
+        status.loaded.append(p)
+    kept: dict[int, tuple[Any, _ByName]] = {}
+    for owner, rel, full, key in deferred:
+        values = kept.setdefault(id(owner), (owner, _ByName()))[1]
+        values.values[rel] = get(key)
+        status._pending.append((values, rel, full))
+    for owner, values in kept.values():
+        owner._restore_on_create(values)
     if deferred:
         _register_callbacks(root, owners, status, source, header)
     return status
@@ -294,34 +317,29 @@ def _owner_path(path: str, owners: dict[str, Any]) -> str | None:
 def _register_callbacks(
     root: Any, owners: dict[str, Any], status: LoadStatus, source: dict, header: dict
 ) -> None:
-    """Hook the check onto the outermost trackables that run post-build callbacks."""
-    hooks: list[tuple[str, Any]] = []
+    """Hook the check onto the outermost unbuilt trackables that accept after-build calls."""
+    hooks: list[str] = []
     for p, t in sorted(owners.items(), key=lambda item: item[0].count("/") + bool(item[0])):
-        if not isinstance(getattr(t, "_post_build_callbacks", None), list) or _is_built(t):
+        if _is_built(t) or any(h == "" or p == h or p.startswith(h + "/") for h in hooks):
             continue
-        if not any(h == "" or p == h or p.startswith(h + "/") for h, _ in hooks):
-            hooks.append((p, t))
-    for hook_path, hook in hooks:
-        hook._post_build_callbacks.append(_after_build(hook, hook_path, status, source, header))
+        if t._call_after_build(_after_build(t, p, status, source, header)):
+            hooks.append(p)
 
 
 def _after_build(hook: Any, hook_path: str, status: LoadStatus, source: dict, header: dict) -> Any:
     def check() -> None:
-        if check in hook._post_build_callbacks:
-            hook._post_build_callbacks.remove(check)
         prefix = hook_path + "/" if hook_path else ""
         model = {prefix + p: v for p, v in variables_by_path(hook)}
         problems: list[str] = []  # shapes and dtypes: always errors unless partial
         structural: list[str] = []  # errors unless partial or lenient
         late: list[tuple[str, Variable, np.ndarray]] = []
-        for owner, rel, full in status._pending:
+        for kept, rel, full in status._pending:
             if not full.startswith(prefix):
                 continue
-            pending = _pending_of(owner)
-            if rel not in pending:
+            value = kept.take(rel)
+            if value is None:  # taken when its variable was created
                 status.loaded.append(full)
                 continue
-            value = pending.pop(rel)
             var = model.get(full)
             if var is None:
                 status.unexpected.append(full)

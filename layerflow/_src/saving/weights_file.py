@@ -8,10 +8,12 @@ layerflow adds metadata (`__metadata__` holds strings only):
   shape and bytes), and whatever the caller adds (display names, alias paths);
 - `layerflow_crc`: the CRC-32 of that JSON text.
 
-Before safetensors sees a file we validate the header ourselves: the length field, the JSON,
-every dtype, shape and byte range, and that the ranges tile the data exactly. Anything wrong
-raises `WeightsFileError` (a `ValueError`) naming the file and the problem, so a damaged file
-never crashes, hangs, allocates a lying size, or loads half.
+Reading is our own (safetensors writes): we validate the header first, the length field, the
+JSON (however deeply nested), every dtype, shape and byte range, and that the ranges tile the
+data exactly, and then read each tensor from the same open file handle. Anything wrong raises
+`WeightsFileError` (a `ValueError`) naming the file and the problem, so a damaged file never
+crashes, hangs, allocates a lying size, or loads half, and a file replaced while it is read
+(an atomic save by another process) is read whole, old or new, never mixed.
 """
 
 from __future__ import annotations
@@ -110,17 +112,26 @@ def write(
 
 
 # --- reading ------------------------------------------------------------------------------------
-def read_header(path: str | os.PathLike) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """Validate the file's structure; return ({key: {dtype, shape, data_offsets}}, info)."""
-    path = os.fspath(path)
+def _loads(path: str, text: str | bytes, what: str) -> Any:
     try:
-        f: BinaryIO = open(path, "rb")
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"No weights file at '{path}'. Check the path (save_weights writes exactly the "
-            "path it is given)."
-        ) from None
-    with f:
+        return json.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+    except RecursionError:
+        raise _damaged(path, f"{what} is nested too deeply") from None
+    except ValueError as e:  # bad UTF-8, bad JSON, or a number too long to convert
+        raise _damaged(path, f"{what} does not parse ({e})") from None
+
+
+class Reader:
+    """One open weights file: its validated header, and tensors read from that same handle.
+
+    Header and data always come from one file: a save that atomically replaces the path
+    meanwhile (a rename) changes nothing here. Only an in-place rewrite by another tool could,
+    and that is caught by the sizes and checksums.
+    """
+
+    def __init__(self, f: BinaryIO, path: str) -> None:
+        self.path = path
+        self._f = f
         size = os.fstat(f.fileno()).st_size
         if size < 8:
             raise _damaged(path, f"it has {size} bytes, fewer than the 8-byte header length")
@@ -132,12 +143,62 @@ def read_header(path: str | os.PathLike) -> tuple[dict[str, dict[str, Any]], dic
                 "after it (truncated, or not a safetensors file)",
             )
         raw = f.read(n)
-    if len(raw) != n:
-        raise _damaged(path, "the file shrank while it was read")
+        if len(raw) != n:
+            raise _damaged(path, "the file shrank while it was read")
+        self._start = 8 + n
+        self.header, self.info = _check_header(path, _loads(path, raw, "the JSON header"),
+                                               size - 8 - n)  # fmt: skip
+
+    def get(self, key: str) -> np.ndarray:
+        """The tensor `key`, read now and checked against its checksum."""
+        entry = self.header[key]
+        dtype = entry_dtype(entry)
+        if dtype is None:
+            raise TypeError(f"'{key}' has dtype {entry['dtype']}, which NumPy cannot hold.")
+        out = np.empty(entry["shape"], dtype.newbyteorder("<"))  # sizes checked: fits the file
+        begin, end = entry["data_offsets"]
+        self._f.seek(self._start + begin)
+        if end > begin and self._f.readinto(memoryview(out.reshape(-1)).cast("B")) != end - begin:
+            raise _damaged(self.path, f"the data of '{key}' ends early (the file shrank)")
+        crcs = self.info.get("crc32")
+        if crcs is not None:
+            if tensor_crc(entry["dtype"], tuple(entry["shape"]), out) != crcs[key]:
+                raise _damaged(self.path, f"the data of '{key}' fails its checksum")
+        return out if out.dtype.isnative else out.astype(dtype)
+
+    def verify(self, keys: Any = None) -> None:
+        """Check every wanted tensor's checksum, streaming (one tensor in memory at a time)."""
+        if self.info.get("crc32") is None:
+            return
+        wanted = self.header if keys is None else [k for k in self.header if k in set(keys)]
+        for key in sorted(wanted, key=lambda k: self.header[k]["data_offsets"][0]):
+            self.get(key)  # verified, then dropped
+
+
+@contextlib.contextmanager
+def open_file(path: str | os.PathLike) -> Iterator[Reader]:
+    """Open and validate a weights file; yield a `Reader` on it (closed afterwards)."""
+    path = os.fspath(path)
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise _damaged(path, f"the JSON header does not parse ({e})") from None
+        f: BinaryIO = open(path, "rb")
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"No weights file at '{path}'. Check the path (save_weights writes exactly the "
+            "path it is given)."
+        ) from None
+    with f:
+        yield Reader(f, path)
+
+
+def read_header(path: str | os.PathLike) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Validate the file's structure; return ({key: {dtype, shape, data_offsets}}, info)."""
+    with open_file(path) as r:
+        return r.header, r.info
+
+
+def _check_header(
+    path: str, header: Any, data_len: int
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     if not isinstance(header, dict):
         raise _damaged(path, "the JSON header is not an object")
     metadata = header.pop("__metadata__", None) or {}
@@ -145,7 +206,6 @@ def read_header(path: str | os.PathLike) -> tuple[dict[str, dict[str, Any]], dic
         isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
     ):
         raise _damaged(path, "__metadata__ is not a map of strings")
-    data_len = size - 8 - n
     spans = []
     for key, entry in header.items():
         spans.append(_check_entry(path, key, entry))
@@ -157,7 +217,11 @@ def read_header(path: str | os.PathLike) -> tuple[dict[str, dict[str, Any]], dic
         pos = end
     if pos != data_len:
         raise _damaged(path, f"the header describes {pos} data bytes but the file has {data_len}")
-    return header, _check_info(path, metadata)
+    info = _check_info(path, metadata)
+    crcs = info.get("crc32")
+    if crcs is not None and set(crcs) != set(header):
+        raise _damaged(path, "the tensor names disagree with the checksummed list")
+    return header, info
 
 
 def _check_entry(path: str, key: str, entry: Any) -> tuple[int, int, str]:
@@ -195,10 +259,7 @@ def _check_info(path: str, metadata: dict[str, str]) -> dict[str, Any]:
         return {}  # a safetensors file from elsewhere: no checksums to verify
     if metadata.get("layerflow_crc") != str(zlib.crc32(text.encode())):
         raise _damaged(path, "the layerflow metadata fails its checksum")
-    try:
-        info = json.loads(text)
-    except json.JSONDecodeError:
-        raise _damaged(path, "the layerflow metadata is not JSON") from None
+    info = _loads(path, text, "the layerflow metadata")
     if not isinstance(info, dict) or not isinstance(info.get("crc32", {}), dict):
         raise _damaged(path, "the layerflow metadata is malformed")
     version = info.get("format_version")
@@ -215,71 +276,21 @@ def read(path: str | os.PathLike, keys: Any = None) -> tuple[dict[str, np.ndarra
 
     Raises `WeightsFileError` for any damage, before returning anything.
     """
-    path = os.fspath(path)
-    header, info = read_header(path)
-    crcs = info.get("crc32")
-    if crcs is not None and set(crcs) != set(header):
-        raise _damaged(path, "the tensor names disagree with the checksummed list")
-    wanted = list(header) if keys is None else [k for k in header if k in set(keys)]
-    out: dict[str, np.ndarray] = {}
-    try:
-        from safetensors import safe_open
-
-        with safe_open(path, framework="np") as f:
-            for key in wanted:
-                entry = header[key]
-                # safetensors' NumPy frontend returns 0-d tensors as shape (1,).
-                arr = f.get_tensor(key).reshape(entry["shape"])
-                if crcs is not None:
-                    if tensor_crc(entry["dtype"], tuple(entry["shape"]), arr) != crcs[key]:
-                        raise _damaged(path, f"the data of '{key}' fails its checksum")
-                out[key] = arr
-    except WeightsFileError:
-        raise
-    except Exception as e:  # safetensors' own error types vary between versions
-        raise _damaged(path, f"safetensors refused it ({type(e).__name__}: {e})") from None
-    return out, info
+    with open_file(path) as r:
+        wanted = list(r.header) if keys is None else [k for k in r.header if k in set(keys)]
+        return {key: r.get(key) for key in wanted}, r.info
 
 
 @contextlib.contextmanager
 def open_checked(path: str | os.PathLike, keys: Any = None) -> Iterator[Any]:
     """Verify the file tensor by tensor, then yield `get(key)` reading from the same open file.
 
-    Every wanted tensor's checksum is checked first, streaming (one tensor in memory at a
-    time), so a caller that assigns while it reads never starts on a damaged file, and peak
-    memory stays one tensor instead of the whole file. `get` re-checks each tensor. The file
-    stays open throughout: an atomic save that replaces it meanwhile (a rename) does not
-    change what we read; only an in-place rewrite by another tool could.
+    Every wanted tensor's checksum is checked first, streaming, so a caller that assigns while
+    it reads never starts on a damaged file; `get` re-checks each tensor.
     """
-    path = os.fspath(path)
-    header, info = read_header(path)
-    crcs = info.get("crc32")
-    if crcs is not None and set(crcs) != set(header):
-        raise _damaged(path, "the tensor names disagree with the checksummed list")
-    with open(path, "rb") as f:
-        (n,) = struct.unpack("<Q", f.read(8))
-        start = 8 + n
-
-        def get(key: str) -> np.ndarray:
-            entry = header[key]
-            dtype = entry_dtype(entry)
-            if dtype is None:
-                raise TypeError(f"'{key}' has dtype {entry['dtype']}, which NumPy cannot hold.")
-            out = np.empty(entry["shape"], dtype.newbyteorder("<"))
-            begin, end = entry["data_offsets"]
-            f.seek(start + begin)
-            if end > begin and f.readinto(memoryview(out.reshape(-1)).cast("B")) != end - begin:
-                raise _damaged(path, f"the data of '{key}' ends early (the file shrank)")
-            if crcs is not None:
-                if tensor_crc(entry["dtype"], tuple(entry["shape"]), out) != crcs[key]:
-                    raise _damaged(path, f"the data of '{key}' fails its checksum")
-            return out if out.dtype.isnative else out.astype(dtype)
-
-        if crcs is not None:
-            wanted = header if keys is None else [k for k in header if k in set(keys)]
-            for key in sorted(wanted, key=lambda k: header[k]["data_offsets"][0]):
-                get(key)  # verified, then dropped: nothing changes unless all of it is sound
-        yield get
+    with open_file(path) as r:
+        r.verify(keys)
+        yield r.get
 
 
 def entry_dtype(entry: Mapping[str, Any]) -> np.dtype | None:

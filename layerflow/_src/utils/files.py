@@ -2,14 +2,81 @@
 
 Every file layerflow writes (weights, checkpoints, downloads, plots) goes through here, so a process
 killed at any moment leaves either the old file or the new one, never a mix.
+
+A killed writer does leave its temporary file behind. Temporary files are named
+`.<name>.layerflow-tmp-<pid>-<host>-<random>`, and every write first removes the ones in its
+folder that are older than `STALE_AFTER_S` seconds, were made on this host, and whose writer
+process is gone, so leftovers never pile up and a live writer's file is never touched.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import socket
+import stat
 import tempfile
+import time
+import zlib
 from collections.abc import Iterator
+
+STALE_AFTER_S = 60.0
+_TMP_MARK = ".layerflow-tmp-"
+_TMP_NAME = re.compile(r"\..+\.layerflow-tmp-([0-9]+)-([0-9a-f]{8})-[a-z0-9_]+")
+
+
+def _host_tag() -> str:
+    # On a shared folder (NFS, a volume mounted in several containers) a pid means something
+    # only on the host that wrote it: files from other hosts are never judged by our pids.
+    return f"{zlib.crc32(socket.gethostname().encode()):08x}"
+
+
+def _pid_alive(pid: int) -> bool:
+    if os.name != "posix" or pid <= 0:
+        return True  # cannot tell safely (os.kill(pid, 0) terminates on Windows): keep it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_temporaries(
+    folder: str | os.PathLike, older_than: float = STALE_AFTER_S
+) -> list[str]:
+    """Delete temporary files of writers that died in `folder`; return their paths.
+
+    Only regular files named by `atomic_write`, from this host, unmodified for `older_than`
+    seconds, whose writer pid is not alive. Anything else is left alone.
+    """
+    removed: list[str] = []
+    host, now = _host_tag(), time.time()
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return removed
+    with entries:
+        for entry in entries:
+            if _TMP_MARK not in entry.name:
+                continue
+            m = _TMP_NAME.fullmatch(entry.name)
+            if m is None or m.group(2) != host:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < older_than:
+                continue
+            if _pid_alive(int(m.group(1))):
+                continue
+            with contextlib.suppress(FileNotFoundError):  # another sweeper was faster
+                os.unlink(entry.path)
+                removed.append(entry.path)
+    return removed
 
 
 def default_file_mode() -> int:
@@ -55,7 +122,11 @@ def atomic_write(path: str | os.PathLike, overwrite: bool = True) -> Iterator[st
             f"Cannot save to '{path}': the folder '{folder}' does not exist. Create it first "
             "(os.makedirs)."
         )
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    remove_stale_temporaries(folder)
+    # The target's name is cut so the temporary name stays within the usual 255-byte limit.
+    base = os.path.basename(path).encode()[:180].decode(errors="ignore")
+    prefix = f".{base}{_TMP_MARK}{os.getpid()}-{_host_tag()}-"
+    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=folder)
     os.close(fd)
     try:
         yield tmp

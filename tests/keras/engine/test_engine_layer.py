@@ -107,24 +107,42 @@ def test_add_weight_styles_and_defaults():
         layer.add_weight("bad", (None, 3))
 
 
+class _Source(dict):  # a RestoreSource (Trackable's restore protocol) over a dict
+    def take(self, key):
+        return self.pop(key, None)
+
+
 def test_deferred_restore_uses_pending_values_and_checks_shapes():
     layer = tf.keras.layers.Dense(2)
     kernel = np.arange(6, dtype=np.float32).reshape(3, 2)
-    layer._pending_restore = {"kernel": kernel}
+    source = _Source(kernel=kernel)
+    layer._restore_on_create(source)
     layer(tf.ones((1, 3)))
     np.testing.assert_array_equal(layer.kernel.numpy(), kernel)
-    assert layer._pending_restore == {}
+    assert source == {}
     assert layer.bias.numpy().tolist() == [0, 0]
     bad = tf.keras.layers.Dense(2, name="d")
-    bad._pending_restore = {"kernel": np.zeros((5, 2), np.float32)}
+    bad._restore_on_create(_Source(kernel=np.zeros((5, 2), np.float32)))
     with pytest.raises(ValueError, match=r"Dense 'd'.*\(5, 2\).*'kernel'.*\(3, 2\)"):
         bad(tf.ones((1, 3)))
+
+
+def test_the_newest_restore_source_wins_and_older_ones_give_up_the_value():
+    layer = tf.keras.layers.Dense(2)
+    old = _Source(kernel=np.zeros((3, 2), np.float32), bias=np.full(2, 5.0, np.float32))
+    new = _Source(kernel=np.ones((3, 2), np.float32))
+    layer._restore_on_create(old)
+    layer._restore_on_create(new)
+    layer(tf.ones((1, 3)))
+    np.testing.assert_array_equal(layer.kernel.numpy(), 1.0)
+    np.testing.assert_array_equal(layer.bias.numpy(), 5.0)
+    assert old == {} and new == {}
 
 
 def test_post_build_callbacks_run_once_after_the_outer_call():
     model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
     calls = []
-    model._post_build_callbacks.append(lambda: calls.append(len(model.weights)))
+    assert model._call_after_build(lambda: calls.append(len(model.weights)))
     model(tf.ones((1, 3)))
     model(tf.ones((1, 3)))
     assert calls == [2]

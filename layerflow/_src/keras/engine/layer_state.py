@@ -361,12 +361,26 @@ class LayerState(Module):
         structure_changed()
         return var
 
+    # --- Trackable's restore protocol ---------------------------------------------------------
+    def _restore_on_create(self, source: Any) -> None:
+        """Weights this layer creates from now on take their values from `source` (newest
+        load first); see `Trackable._restore_on_create`."""
+        self.__dict__["_pending_restore"] = [source, *(self._pending_restore or ())]
+
+    def _call_after_build(self, fn: Callable[[], None]) -> bool:
+        """`fn` runs once, after this layer's next call (the one that builds it)."""
+        self._post_build_callbacks.append(fn)
+        return True
+
     def _restored_value(self, key: str, shape: TensorShape, dt: dtypes.DType) -> Any:
         """The value `load_weights` left for this weight before the layer was built, if any."""
-        pending = self._pending_restore
-        if not pending or key not in pending:
+        value = None
+        for source in self._pending_restore or ():
+            taken = source.take(key)  # every source gives it up; the newest one's value wins
+            value = taken if value is None else value
+        if value is None:
             return None
-        array = np.asarray(pending[key])
+        array = np.asarray(value)
         if tuple(array.shape) != tuple(shape):
             raise ValueError(
                 f"{who(self)}: the weights file holds shape {TensorShape(array.shape)} for "
@@ -380,7 +394,6 @@ class LayerState(Module):
                     f"'{key}', but the layer creates it as {dt.name}."
                 )
             array = array.astype(dt.np)
-        del pending[key]
         return array
 
     def get_weights(self) -> list[np.ndarray]:
