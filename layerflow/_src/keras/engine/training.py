@@ -185,6 +185,10 @@ class Model(Trainer, Layer):
             self, filepath, overwrite=overwrite, save_format=save_format, **kwargs
         )
 
+    def to_json(self, **kwargs: Any) -> str:
+        """The architecture as JSON, for `tf.keras.models.model_from_json` (no weights)."""
+        return _saving_module().to_json(self, **kwargs)
+
 
 def _saving_module() -> Any:
     try:

@@ -6,10 +6,15 @@ Writing follows Keras 3's layout (`module`, `class_name`, `config`, `registered_
 keys holding their default value (`quantization_config: null`, `optional: false`, dtype
 policies, ...) are translated or dropped; anything else that layerflow does not support stays
 in the config, so the layer's constructor names it in its error.
+
+Names in a config (`class_name`, `registered_name`) resolve only through
+`serialization.resolve`: Keras built-ins, registered objects and `custom_objects`. The `module`
+key of Keras 3 configs is never used to import or look anything up.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from layerflow._src.keras import serialization
@@ -18,6 +23,7 @@ from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.keras.engine.sequential import Sequential
 from layerflow._src.keras.engine.training import Model
 from layerflow._src.keras.layers import layer_serialization
+from layerflow._src.keras.saving import config_json
 from layerflow._src.utils import nest
 
 # Keras 3 config keys layerflow's classes do not take, dropped when they hold these defaults.
@@ -54,6 +60,10 @@ def normalize(value: Any) -> Any:
             return value["config"].get("name")
         if name == "__keras_tensor__":
             return value
+        if name == "function" and isinstance(value["config"], str):
+            # Keras 3's reference to a function: by its (registered) name, like Keras 2's.
+            registered = value.get("registered_name")
+            return registered if isinstance(registered, str) else value["config"]
         out = {k: normalize(v) for k, v in value.items() if k not in _WRAPPER_KEYS}
         out["class_name"] = value.get("registered_name") or name
         return out
@@ -184,6 +194,49 @@ def _layer_objects(custom_objects: dict | None) -> dict[str, Any]:
     return objects
 
 
+def model_from_document(
+    document: Any, custom_objects: dict | None, path: str | None
+) -> tuple[Any, Any]:
+    """`(normalized document, model)` for a parsed `config.json` (or `to_json()`) document.
+
+    `path` names the file in errors (None: a JSON string). The document must already be within
+    `config_json.MAX_DEPTH`; a RecursionError left anyway (a config nesting models in models)
+    becomes `ModelFileError`.
+    """
+    try:
+        normalized = normalize(document)
+        return normalized, deserialize_model(normalized, custom_objects)
+    except RecursionError:
+        raise config_json.damaged(path, "its config nests too deeply to rebuild") from None
+
+
+def model_from_json(json_string: str, custom_objects: dict | None = None) -> Any:
+    """A new model from `model.to_json()` (or tf.keras's JSON); weights are fresh.
+
+    Names in the JSON resolve only to Keras built-ins, registered objects and `custom_objects`;
+    Lambda layers whose function is anything else are refused unless the call runs inside
+    `safe_mode_scope(False)`.
+
+    >>> import layerflow as tf
+    >>> net = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    >>> tf.keras.models.model_from_json(net.to_json()).output_shape
+    (None, 2)
+    """
+    if not isinstance(json_string, str | bytes):
+        raise TypeError(
+            f"model_from_json takes the JSON string of model.to_json(), got "
+            f"{type(json_string).__name__}."
+        )
+    document = config_json.loads(json_string, None, "the JSON")
+    with serialization.custom_object_scope(custom_objects):
+        return model_from_document(document, custom_objects, None)[1]
+
+
+def to_json(model: Any, **kwargs: Any) -> str:
+    """`model`'s architecture as a JSON string (`json.dumps` keyword arguments pass through)."""
+    return json.dumps(serialize_model(model), **kwargs)
+
+
 def deserialize_model(config: dict[str, Any], custom_objects: dict | None = None) -> Any:
     """Rebuild a model (or layer) from a normalized `config.json` document."""
     if not isinstance(config, dict) or "class_name" not in config or "config" not in config:
@@ -191,6 +244,10 @@ def deserialize_model(config: dict[str, Any], custom_objects: dict | None = None
             f"The model config is not a {{'class_name', 'config'}} document: {str(config)[:200]}"
         )
     name, inner = config["class_name"], config["config"]
+    if not isinstance(inner, dict):
+        raise TypeError(
+            f"The config of {str(name)[:80]!r} must be a dict, got {type(inner).__name__}."
+        )
     if name == "Sequential":
         layers = [_layer(spec, custom_objects) for spec in inner.get("layers", [])]
         model = Sequential(name=inner.get("name"))
