@@ -55,8 +55,9 @@ def _is_plain_function(fn: Any) -> bool:
 def _dump(fn: Callable[..., Any]) -> tuple[Any, str, str | None]:
     if not isinstance(fn, types.FunctionType):
         return serialization.serialize_keras_object(fn), "function", getattr(fn, "__module__", None)
-    if _is_plain_function(fn):
-        return serialization.get_registered_name(fn), "function", fn.__module__
+    registered = serialization.get_registered_name(fn)
+    if _is_plain_function(fn) or registered != fn.__name__:  # registered: by name, even if local
+        return registered, "function", fn.__module__
     code = base64.b64encode(marshal.dumps(fn.__code__)).decode("ascii")
     closure = None if not fn.__closure__ else [c.cell_contents for c in fn.__closure__]
     defaults = None if fn.__defaults__ is None else list(fn.__defaults__)
@@ -81,14 +82,18 @@ def _builtin_function(module: Any, name: str) -> Callable[..., Any] | None:
     return _builtins.get((module, name)) if isinstance(module, str) else None
 
 
-def _refused(layer: str, what: str) -> ValueError:
+def _refused(layer: str, what: str, named: bool) -> ValueError:
+    also = (
+        " Or, if the function is yours, pass it in `custom_objects` (or register it)."
+        if named
+        else " Or rebuild the layer with a named function that you register."
+    )
     return ValueError(
         f"Lambda layer {layer!r}: {what} Under safe_mode=True (the default) a file may only name "
         "Keras built-ins, objects registered with "
-        "`@tf.keras.utils.register_keras_serializable()` and objects passed in `custom_objects`; "
-        "this is refused because loading it would run code chosen by the file. If you trust the "
-        "source of the file, pass `safe_mode=False` to the loading function (or wrap the call in "
-        "`tf.keras.utils.custom_object_scope` with the function)."
+        "`@tf.keras.utils.register_keras_serializable()` and objects passed in `custom_objects`, "
+        "so this is refused: loading it would run code chosen by the file. If you trust the "
+        f"source of the file, pass `safe_mode=False` to the loading function.{also}"
     )
 
 
@@ -125,7 +130,7 @@ def _load(layer: str, what: str, value: Any, kind: str, module: Any,
         if found is None and safe:
             raise _refused(
                 layer, f"its {what} is {value!r} of module {module!r}, which is not a Keras "
-                "built-in, a registered object or in `custom_objects`."
+                "built-in, a registered object or in `custom_objects`.", named=True
             )  # fmt: skip
         if found is None:
             raise ValueError(
@@ -138,7 +143,7 @@ def _load(layer: str, what: str, value: Any, kind: str, module: Any,
     if safe:
         raise _refused(
             layer, f"its {what} is a Python lambda stored as bytecode; rebuilding it runs code "
-            "from the file."
+            "from the file.", named=False
         )  # fmt: skip
     code_b64, defaults, closure = value
     code = marshal.loads(base64.b64decode(code_b64))
