@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from layerflow._src.keras import serialization
+from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.keras.engine.sequential import Sequential
@@ -189,8 +190,11 @@ def _graph_layers(model: Any) -> list[Any]:
 # --- reading --------------------------------------------------------------------------------------
 def _layer_objects(custom_objects: dict | None) -> dict[str, Any]:
     objects = dict(layer_serialization._module_objects())
-    objects.update({"InputLayer": InputLayer, "Sequential": Sequential, "Model": Model,
-                    "Functional": Model})  # fmt: skip
+    objects["InputLayer"] = InputLayer
+    # Sequential, Functional and Model configs are rebuilt by deserialize_model, never by a
+    # constructor: a bare `Model` has no call().
+    for name in ("Sequential", "Functional", "Model"):
+        objects.pop(name, None)
     return objects
 
 
@@ -208,6 +212,11 @@ def model_from_document(
         return normalized, deserialize_model(normalized, custom_objects)
     except RecursionError:
         raise config_json.damaged(path, "its config nests too deeply to rebuild") from None
+    except (KeyError, IndexError, AttributeError) as e:
+        # A key, index or attribute the config promised is not there: the document is malformed.
+        raise config_json.damaged(
+            path, f"its config is malformed ({type(e).__name__}: {str(e)[:200]})"
+        ) from e
 
 
 def model_from_json(json_string: str, custom_objects: dict | None = None) -> Any:
@@ -249,15 +258,27 @@ def deserialize_model(config: dict[str, Any], custom_objects: dict | None = None
             f"The config of {str(name)[:80]!r} must be a dict, got {type(inner).__name__}."
         )
     if name == "Sequential":
-        layers = [_layer(spec, custom_objects) for spec in inner.get("layers", [])]
+        layers = [_layer(spec, custom_objects) for spec in _list(inner, "layers", name)]
         model = Sequential(name=inner.get("name"))
         for layer in layers:
             model.add(layer)
-    elif name in ("Functional", "Model") and "input_layers" in inner:
+    elif name in ("Functional", "Model"):
+        if "input_layers" not in inner or "output_layers" not in inner:
+            raise TypeError(
+                f"The config of a functional model ({name!r}) needs 'layers', 'input_layers' and "
+                f"'output_layers'; it has {sorted(map(str, inner))[:10]}."
+            )
         model = _functional_from_config(inner, custom_objects)
     else:
         model = _layer(config, custom_objects)
+    if not isinstance(model, Layer):
+        raise TypeError(
+            f"The model config names {str(name)[:80]!r}, which gave a {type(model).__name__}, "
+            "not a Keras model or layer."
+        )
     build = config.get("build_config") or {}
+    if not isinstance(build, dict):
+        raise TypeError(f"The build_config of {str(name)[:80]!r} must be a dict, got {build!r}.")
     if not model.built and build.get("input_shape") is not None:
         model.build(_shape_tuple(build["input_shape"]))
     return model
@@ -271,10 +292,21 @@ def _shape_tuple(shape: Any) -> Any:
     return tuple(shape)
 
 
+def _list(inner: dict[str, Any], key: str, owner: Any) -> list[Any]:
+    value = inner.get(key, [])
+    if not isinstance(value, list):
+        raise TypeError(
+            f"The {key!r} of {str(owner)[:80]!r} must be a list, got {type(value).__name__}."
+        )
+    return value
+
+
 def _layer(spec: dict[str, Any], custom_objects: dict | None) -> Any:
-    if spec.get("class_name") in ("Sequential", "Functional") or (
-        spec.get("class_name") == "Model" and "input_layers" in spec.get("config", {})
-    ):
+    if not isinstance(spec, dict) or "class_name" not in spec or "config" not in spec:
+        raise TypeError(
+            f"A layer entry must be a {{'class_name', 'config'}} dict, got {str(spec)[:200]}."
+        )
+    if spec["class_name"] in ("Sequential", "Functional", "Model"):
         return deserialize_model(spec, custom_objects)
     return serialization.deserialize_keras_object(
         {"class_name": spec["class_name"], "config": spec["config"]},
@@ -286,7 +318,7 @@ def _functional_from_config(inner: dict[str, Any], custom_objects: dict | None) 
     made: dict[str, Any] = {}
     tensors: dict[tuple[str, int, int], KerasTensor] = {}
     calls: dict[str, int] = {}
-    for spec in inner["layers"]:
+    for spec in _list(inner, "layers", inner.get("name")):
         layer = _layer(spec, custom_objects)
         made[spec.get("name") or spec["config"]["name"]] = layer
         if isinstance(layer, InputLayer):
