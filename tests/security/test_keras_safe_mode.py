@@ -14,6 +14,7 @@ import pytest
 from hostile import HOSTILE, layer, sequential, write_keras
 
 import layerflow as tf
+from layerflow._src.keras import serialization
 from layerflow._src.keras.saving import ModelFileError, config_json
 from layerflow._src.saving.weights_file import WeightsFileError
 
@@ -64,8 +65,10 @@ def test_lambda_output_shape_naming_a_dangerous_function_is_refused(
 @pytest.mark.parametrize("module,name", HOSTILE, ids=HOSTILE_IDS)
 def test_lambda_in_keras3_function_form_is_refused(tmp_path, sentinels, module, name):
     fn = {"module": module, "class_name": "function", "config": name, "registered_name": name}
-    with pytest.raises(ValueError, match=rf"'{name}'"):
+    with pytest.raises(ValueError, match=rf"Lambda layer 'evil'.*'{name}'.*safe_mode=False"):
         _load(tmp_path, sequential(layer("Lambda", {"name": "evil", "function": fn})))
+    with pytest.raises(ValueError, match=rf"Lambda layer 'evil'.*'{name}'.*safe_mode=False"):
+        tf.keras.layers.Lambda.from_config({"name": "evil", "function": fn})
     assert sentinels == []
 
 
@@ -90,6 +93,25 @@ def test_lambda_bytecode_is_refused_naming_the_layer(tmp_path, sentinels):
     }
     with pytest.raises(ValueError, match="Lambda layer 'k3'.*bytecode.*safe_mode=False"):
         _load(tmp_path, sequential(layer("Lambda", {"name": "k3", "function": keras3})))
+    document = sequential(layer("Lambda", {"name": "k3", "function": keras3}))
+    with tf.keras.utils.custom_object_scope(), serialization.safe_mode_scope(False):
+        trusted = tf.keras.models.model_from_json(json.dumps(document))
+    np.testing.assert_allclose(trusted(np.ones((1, 2), np.float32)).numpy(), [[2.0, 2.0]])
+    assert sentinels == []
+
+
+def test_keras3_function_references_resolve_registered_functions(sentinels):
+    @tf.keras.utils.register_keras_serializable(package="SafeModeK3")
+    def halve(t):
+        return t / 2.0
+
+    fn = {"module": "somewhere", "class_name": "function", "config": "halve",
+          "registered_name": "SafeModeK3>halve"}  # fmt: skip
+    relu = {"module": "keras.activations", "class_name": "function", "config": "relu"}
+    document = sequential(layer("Lambda", {"name": "h", "function": fn}), _dense(activation=relu))
+    model = tf.keras.models.model_from_json(json.dumps(document))
+    assert model.layers[0].function is halve
+    assert model.layers[1].activation is tf.keras.activations.relu
     assert sentinels == []
 
 

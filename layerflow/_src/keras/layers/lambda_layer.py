@@ -13,6 +13,7 @@ function is looked up in its module if that module is already imported (never im
 from __future__ import annotations
 
 import base64
+import functools
 import inspect
 import marshal
 import sys
@@ -69,17 +70,22 @@ def _dump(fn: Callable[..., Any]) -> tuple[Any, str, str | None]:
 _BUILTIN_MODULES = (array_ops, compare_ops, conv_ops, core_ops, dense_ops, elementwise_ops,
                     gather_ops, image_ops, linalg_ops, manip_ops, math_ops, nn_ops, reduce_ops,
                     segment_ops, activations)  # fmt: skip
-_builtins: dict[tuple[str, str], Callable[..., Any]] = {}
+
+
+@functools.cache
+def _builtin_functions() -> dict[tuple[str, str], Callable[..., Any]]:
+    return {
+        (mod.__name__, attr): fn
+        for mod in _BUILTIN_MODULES
+        for attr, fn in vars(mod).items()
+        if isinstance(fn, types.FunctionType)
+        and not attr.startswith("_")
+        and fn.__module__ == mod.__name__  # defined there, not imported into it
+    }
 
 
 def _builtin_function(module: Any, name: str) -> Callable[..., Any] | None:
-    if not _builtins:
-        for mod in _BUILTIN_MODULES:
-            for attr, fn in vars(mod).items():
-                if (isinstance(fn, types.FunctionType) and not attr.startswith("_")
-                        and fn.__module__ == mod.__name__):  # fmt: skip
-                    _builtins[(mod.__name__, attr)] = fn
-    return _builtins.get((module, name)) if isinstance(module, str) else None
+    return _builtin_functions().get((module, name)) if isinstance(module, str) else None
 
 
 def _refused(layer: str, what: str, named: bool) -> ValueError:
@@ -107,6 +113,11 @@ def _load(layer: str, what: str, value: Any, kind: str, module: Any,
         kind = "lambda"
         value = [inner.get(k) for k in ("code", "defaults", "closure")] if isinstance(
             inner, dict) else inner  # fmt: skip
+    elif (isinstance(value, dict) and value.get("class_name") == "function"
+          and isinstance(value.get("config"), str)):  # fmt: skip
+        # Keras 3's reference to a named function: resolved like Keras 2's name and module.
+        module = value.get("module")
+        value = value.get("registered_name") or value["config"]
     if kind == "function":
         if isinstance(value, dict):  # a callable object with a config: resolved like any object
             return serialization.deserialize_keras_object(
