@@ -191,7 +191,9 @@ def load_model(
 
     Custom classes are found through `custom_objects`, `custom_object_scope` or
     `@tf.keras.utils.register_keras_serializable`. With `safe_mode=True` (the default) nothing
-    in the file can run code: Lambda layers holding Python bytecode are refused.
+    in the file can run code: every name resolves only to Keras built-ins, registered objects and
+    `custom_objects`, and a Lambda layer holding bytecode or any other function is refused.
+    A damaged file, or a config nested too deeply, raises `ModelFileError` naming the file.
 
     >>> # clone = tf.keras.models.load_model("mlp.keras"); clone(X)
     """
