@@ -1,6 +1,6 @@
 """`tf.keras.saving`: whole-model files and the custom-object registry."""
 
-from layerflow._src.keras.saving import load_model, save_model
+from layerflow._src.keras.saving import ModelFileError, load_model, save_model
 from layerflow._src.keras.serialization import (
     custom_object_scope,
     deserialize_keras_object,
@@ -12,6 +12,7 @@ from layerflow._src.keras.serialization import (
 )
 
 __all__ = [
+    "ModelFileError",
     "custom_object_scope",
     "deserialize_keras_object",
     "get_custom_objects",

@@ -14,6 +14,7 @@ import numpy as np
 
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import TensorLike
+from layerflow._src.keras import serialization
 from layerflow._src.ops import math_ops as M
 from layerflow._src.ops import nn_ops
 from layerflow._src.ops.elementwise_ops import clip_by_value
@@ -467,11 +468,13 @@ def serialize(loss: Any) -> Any:
 
 
 def deserialize(config: Any, custom_objects: dict[str, Any] | None = None) -> Any:
-    if isinstance(config, str):
-        return get(config)
-    table = {**_CLASSES, **(custom_objects or {})}
-    cls = table.get(config.get("class_name", ""))
-    if cls is None:
-        raise ValueError(f"Unknown loss class {config.get('class_name')!r}.")
-    conf = dict(config.get("config", {}))
-    return cls.from_config(conf)
+    """A loss from `serialize`'s output: a built-in name, or a config dict whose class is built in,
+    registered, or in `custom_objects` (nothing else is looked up).
+
+    >>> type(deserialize({"class_name": "MeanSquaredError", "config": {}})).__name__
+    'MeanSquaredError'
+    """
+    table = {**_FUNCTIONS, **_CLASSES} if isinstance(config, str) else _CLASSES
+    return serialization.deserialize_keras_object(
+        config, table, custom_objects, printable_module_name="loss"
+    )

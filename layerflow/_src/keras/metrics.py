@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import serialization
 from .base_metric import (
     Mean,
     MeanMetricWrapper,
@@ -259,8 +260,12 @@ def serialize(metric: Metric) -> dict[str, Any]:
 
 
 def deserialize(config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Metric:
-    table = {**_CLASSES, **(custom_objects or {})}
-    cls = table.get(config.get("class_name", ""))
-    if cls is None:
-        raise ValueError(f"Unknown metric class {config.get('class_name')!r}.")
-    return cls.from_config(config.get("config", {}))
+    """A metric from `serialize`'s output; its class must be built in, registered, or in
+    `custom_objects` (nothing else is looked up).
+
+    >>> deserialize({"class_name": "Mean", "config": {"name": "m"}}).name
+    'm'
+    """
+    return serialization.deserialize_keras_object(
+        config, _CLASSES, custom_objects, printable_module_name="metric"
+    )

@@ -2,7 +2,14 @@
 
 Classes and functions are found by name in, first to last: the `custom_objects` argument, the
 active `custom_object_scope`s, the global registry filled by `register_keras_serializable`, and
-the `module_objects` of the caller (initializers, activations, layers, ...).
+the `module_objects` of the caller: an explicit table of Keras's own built-ins (initializers,
+activations, layers, ...).
+
+Security rule: `resolve` is the one place a name read from a config becomes a Python object, and
+it looks only in those four places. It never imports a module, never reads `sys.modules` and never
+follows a dotted path or a `module` key, so a file cannot name `os._exit` or `subprocess.Popen`.
+(Only a `Lambda` layer loaded with `safe_mode=False` may still name a function of an imported
+module; see `layers/lambda_layer.py`.)
 """
 
 from __future__ import annotations
@@ -75,6 +82,8 @@ def get_registered_object(name: str, custom_objects: dict | None = None,
     >>> serialization.get_registered_object("nothing-here") is None
     True
     """
+    if not isinstance(name, str):  # names come from files: a list or dict is never a name
+        return None
     if custom_objects and name in custom_objects:
         return custom_objects[name]
     for scope in reversed(_scope.stack):
@@ -243,11 +252,47 @@ def get_object(
 
 
 def _unknown(kind: str, name: str) -> ValueError:
+    hint = ""
+    if "." in name or ":" in name:
+        hint = (
+            " Configs name objects by their Keras name only: layerflow never imports modules or "
+            "follows dotted paths named by a file."
+        )
     return ValueError(
-        f"Unknown {kind}: {name!r}. If this is a custom {kind}, pass it in `custom_objects`, "
-        "wrap the call in `tf.keras.utils.custom_object_scope`, or register it with "
-        "`@tf.keras.utils.register_keras_serializable()`."
+        f"Unknown {kind}: {name!r}.{hint} If this is a custom {kind}, pass it in "
+        "`custom_objects`, wrap the call in `tf.keras.utils.custom_object_scope`, or register it "
+        "with `@tf.keras.utils.register_keras_serializable()`."
     )
+
+
+def resolve(name: Any, module_objects: dict | None = None, custom_objects: dict | None = None,
+            kind: str = "object") -> Any:  # fmt: skip
+    """The object a config names: the one lookup every deserializer goes through.
+
+    Only `custom_objects`, the active `custom_object_scope`s, registered objects and the
+    built-in table `module_objects` are searched; anything else raises ValueError (TypeError
+    for a name that is not a string).
+
+    >>> from layerflow._src.keras import serialization
+    >>> serialization.resolve("os._exit", kind="layer")
+    Traceback (most recent call last):
+    ...
+    ValueError: Unknown layer: 'os._exit'. Configs name objects by their Keras name only: ...
+    """
+    if not isinstance(name, str):
+        raise TypeError(
+            f"Cannot deserialize {kind}: a class or function name must be a string, got "
+            f"{_short(name)} ({type(name).__name__})."
+        )
+    obj = get_registered_object(name, custom_objects, module_objects)
+    if obj is None:
+        raise _unknown(kind, name)
+    return obj
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def deserialize_keras_object(identifier: Any, module_objects: dict | None = None,
@@ -260,7 +305,7 @@ def deserialize_keras_object(identifier: Any, module_objects: dict | None = None
     >>> from layerflow._src.keras import initializers
     >>> init = tf.keras.utils.deserialize_keras_object(
     ...     {"class_name": "Constant", "config": {"value": 3.0}},
-    ...     module_objects=vars(initializers))
+    ...     module_objects={"Constant": initializers.Constant})
     >>> float(init((1,))[0])
     3.0
     """
@@ -273,10 +318,13 @@ def deserialize_keras_object(identifier: Any, module_objects: dict | None = None
                 "with keys 'class_name' and 'config'."
             )
         class_name = identifier["class_name"]
-        cls = get_registered_object(class_name, custom_objects, module_objects)
-        if cls is None:
-            raise _unknown(printable_module_name, class_name)
+        cls = resolve(class_name, module_objects, custom_objects, printable_module_name)
         config = identifier["config"]
+        if not isinstance(config, dict):
+            raise TypeError(
+                f"Cannot deserialize {printable_module_name} {class_name!r}: its 'config' must be "
+                f"a dict of constructor arguments, got {_short(config)} ({type(config).__name__})."
+            )
         with custom_object_scope(custom_objects), safe_mode_scope(safe_mode):
             if hasattr(cls, "from_config"):
                 params = inspect.signature(cls.from_config).parameters
@@ -285,9 +333,7 @@ def deserialize_keras_object(identifier: Any, module_objects: dict | None = None
                 return cls.from_config(config)
             return cls(**config)
     if isinstance(identifier, str):
-        obj = get_registered_object(identifier, custom_objects, module_objects)
-        if obj is None:
-            raise _unknown(printable_module_name, identifier)
+        obj = resolve(identifier, module_objects, custom_objects, printable_module_name)
         if inspect.isclass(obj):
             return obj()
         return obj

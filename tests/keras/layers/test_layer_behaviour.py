@@ -48,7 +48,13 @@ def _triple(x):
 
 def test_lambda_config_named_function_and_arguments():
     layer = L.Lambda(_triple, name="tri")
-    clone = L.Lambda.from_config(layer.get_config())
+    config = layer.get_config()
+    # Under safe_mode (the default) a named function is resolved only when it is a Keras built-in,
+    # registered, or passed in custom_objects; the trusting caller may say safe_mode=False.
+    with pytest.raises(ValueError, match="Lambda layer 'tri'.*'_triple'.*safe_mode=False"):
+        L.Lambda.from_config(config)
+    assert L.Lambda.from_config(config, custom_objects={"_triple": _triple}).function is _triple
+    clone = L.Lambda.from_config(config, safe_mode=False)
     assert clone.function is _triple
     np.testing.assert_allclose(clone(tf.constant([[1.0]])).numpy(), [[3.0]])
     scaled = L.Lambda(lambda x, k: x * k, arguments={"k": 2.0})

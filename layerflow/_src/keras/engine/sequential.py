@@ -153,10 +153,16 @@ class Sequential(Model):
 
     @classmethod
     def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Sequential:
-        from layerflow._src.keras import layers as layers_module  # the registry of built-ins
+        # The built-in layer classes (never every capitalized name of the package: `Any` is one).
+        from layerflow._src.keras.layers import layer_serialization
 
-        objects = {n: getattr(layers_module, n) for n in dir(layers_module) if n[:1].isupper()}
+        objects = dict(layer_serialization._module_objects())
         objects.update({"InputLayer": InputLayer, "Sequential": Sequential, "Model": Model})
+        if not isinstance(config, dict) or not isinstance(config.get("layers", []), list):
+            raise TypeError(
+                f"Sequential.from_config takes a dict with a list of 'layers', got "
+                f"{str(config)[:200]}."
+            )
         model = cls(name=config.get("name"))
         for spec in config.get("layers", []):
             model.add(

@@ -190,6 +190,10 @@ class Model(Trainer, Layer):
             self, filepath, overwrite=overwrite, save_format=save_format, **kwargs
         )
 
+    def to_json(self, **kwargs: Any) -> str:
+        """The architecture as JSON, for `tf.keras.models.model_from_json` (no weights)."""
+        return _saving_module().to_json(self, **kwargs)
+
 
 def _as_tuples(shapes: Any) -> Any:
     return map_shapes(tuple, shapes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from layerflow._src.keras import serialization
 from layerflow._src.keras.optimizers import schedules
 from layerflow._src.keras.optimizers.optimizer import Optimizer
 from layerflow._src.keras.optimizers.rules import SGD, Adagrad, Adam, AdamW, RMSprop
@@ -46,14 +47,19 @@ def serialize(optimizer: Optimizer) -> dict[str, Any]:
 
 
 def deserialize(config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Optimizer:
+    """An optimizer from `serialize`'s output; its class must be built in, registered, or in
+    `custom_objects` (nothing else is looked up).
+
+    >>> type(deserialize({"class_name": "Adam", "config": {}})).__name__
+    'Adam'
+    """
     table = {c.__name__: c for c in _BY_NAME.values()}
-    table.update(custom_objects or {})
-    cls = table.get(config.get("class_name", ""))
-    if cls is None:
-        cls = _BY_NAME.get(str(config.get("class_name", "")).lower())
-    if cls is None:
-        raise ValueError(f"Unknown optimizer class {config.get('class_name')!r}.")
-    return cls.from_config(config.get("config", {}), custom_objects)
+    name = config.get("class_name") if isinstance(config, dict) else None
+    if isinstance(name, str) and name.lower() in _BY_NAME and name not in (custom_objects or {}):
+        table[name] = _BY_NAME[name.lower()]  # Keras accepts 'adam' and 'ADAM' too
+    return serialization.deserialize_keras_object(
+        config, table, custom_objects, printable_module_name="optimizer"
+    )
 
 
 __all__ = [

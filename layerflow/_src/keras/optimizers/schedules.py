@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src.keras import serialization
 from layerflow._src.ops.array_ops import constant
 
 
@@ -229,11 +230,13 @@ def serialize(schedule: LearningRateSchedule) -> dict[str, Any]:
 
 
 def deserialize(config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Any:
-    table = {**_ALL, **(custom_objects or {})}
-    cls = table.get(config.get("class_name"))
-    if cls is None:
-        raise ValueError(
-            f"Unknown learning rate schedule {config.get('class_name')!r}; known: "
-            f"{sorted(table)}. Pass custom_objects={{name: class}} for your own."
-        )
-    return cls.from_config(config["config"])
+    """A schedule from `serialize`'s output; its class must be built in, registered, or in
+    `custom_objects` (nothing else is looked up).
+
+    >>> deserialize({"class_name": "CosineDecay",
+    ...              "config": {"initial_learning_rate": 0.1, "decay_steps": 10}}).decay_steps
+    10
+    """
+    return serialization.deserialize_keras_object(
+        config, _ALL, custom_objects, printable_module_name="learning rate schedule"
+    )

@@ -6,18 +6,25 @@ Writing follows Keras 3's layout (`module`, `class_name`, `config`, `registered_
 keys holding their default value (`quantization_config: null`, `optional: false`, dtype
 policies, ...) are translated or dropped; anything else that layerflow does not support stays
 in the config, so the layer's constructor names it in its error.
+
+Names in a config (`class_name`, `registered_name`) resolve only through
+`serialization.resolve`: Keras built-ins, registered objects and `custom_objects`. The `module`
+key of Keras 3 configs is never used to import or look anything up.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from layerflow._src.keras import serialization
+from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.keras.engine.sequential import Sequential
 from layerflow._src.keras.engine.training import Model
 from layerflow._src.keras.layers import layer_serialization
+from layerflow._src.keras.saving import config_json
 from layerflow._src.utils import nest
 
 # Keras 3 config keys layerflow's classes do not take, dropped when they hold these defaults.
@@ -54,6 +61,10 @@ def normalize(value: Any) -> Any:
             return value["config"].get("name")
         if name == "__keras_tensor__":
             return value
+        if name == "function" and isinstance(value["config"], str):
+            # Keras 3's reference to a function: by its (registered) name, like Keras 2's.
+            registered = value.get("registered_name")
+            return registered if isinstance(registered, str) else value["config"]
         out = {k: normalize(v) for k, v in value.items() if k not in _WRAPPER_KEYS}
         out["class_name"] = value.get("registered_name") or name
         return out
@@ -179,9 +190,60 @@ def _graph_layers(model: Any) -> list[Any]:
 # --- reading --------------------------------------------------------------------------------------
 def _layer_objects(custom_objects: dict | None) -> dict[str, Any]:
     objects = dict(layer_serialization._module_objects())
-    objects.update({"InputLayer": InputLayer, "Sequential": Sequential, "Model": Model,
-                    "Functional": Model})  # fmt: skip
+    objects["InputLayer"] = InputLayer
+    # Sequential, Functional and Model configs are rebuilt by deserialize_model, never by a
+    # constructor: a bare `Model` has no call().
+    for name in ("Sequential", "Functional", "Model"):
+        objects.pop(name, None)
     return objects
+
+
+def model_from_document(
+    document: Any, custom_objects: dict | None, path: str | None
+) -> tuple[Any, Any]:
+    """`(normalized document, model)` for a parsed `config.json` (or `to_json()`) document.
+
+    `path` names the file in errors (None: a JSON string). The document must already be within
+    `config_json.MAX_DEPTH`; a RecursionError left anyway (a config nesting models in models)
+    becomes `ModelFileError`.
+    """
+    try:
+        normalized = normalize(document)
+        return normalized, deserialize_model(normalized, custom_objects)
+    except RecursionError:
+        raise config_json.damaged(path, "its config nests too deeply to rebuild") from None
+    except (KeyError, IndexError, AttributeError) as e:
+        # A key, index or attribute the config promised is not there: the document is malformed.
+        raise config_json.damaged(
+            path, f"its config is malformed ({type(e).__name__}: {str(e)[:200]})"
+        ) from e
+
+
+def model_from_json(json_string: str, custom_objects: dict | None = None) -> Any:
+    """A new model from `model.to_json()` (or tf.keras's JSON); weights are fresh.
+
+    Names in the JSON resolve only to Keras built-ins, registered objects and `custom_objects`;
+    Lambda layers whose function is anything else are refused unless the call runs inside
+    `safe_mode_scope(False)`.
+
+    >>> import layerflow as tf
+    >>> net = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    >>> tf.keras.models.model_from_json(net.to_json()).output_shape
+    (None, 2)
+    """
+    if not isinstance(json_string, str | bytes):
+        raise TypeError(
+            f"model_from_json takes the JSON string of model.to_json(), got "
+            f"{type(json_string).__name__}."
+        )
+    document = config_json.loads(json_string, None, "the JSON")
+    with serialization.custom_object_scope(custom_objects):
+        return model_from_document(document, custom_objects, None)[1]
+
+
+def to_json(model: Any, **kwargs: Any) -> str:
+    """`model`'s architecture as a JSON string (`json.dumps` keyword arguments pass through)."""
+    return json.dumps(serialize_model(model), **kwargs)
 
 
 def deserialize_model(config: dict[str, Any], custom_objects: dict | None = None) -> Any:
@@ -191,16 +253,32 @@ def deserialize_model(config: dict[str, Any], custom_objects: dict | None = None
             f"The model config is not a {{'class_name', 'config'}} document: {str(config)[:200]}"
         )
     name, inner = config["class_name"], config["config"]
+    if not isinstance(inner, dict):
+        raise TypeError(
+            f"The config of {str(name)[:80]!r} must be a dict, got {type(inner).__name__}."
+        )
     if name == "Sequential":
-        layers = [_layer(spec, custom_objects) for spec in inner.get("layers", [])]
+        layers = [_layer(spec, custom_objects) for spec in _list(inner, "layers", name)]
         model = Sequential(name=inner.get("name"))
         for layer in layers:
             model.add(layer)
-    elif name in ("Functional", "Model") and "input_layers" in inner:
+    elif name in ("Functional", "Model"):
+        if "input_layers" not in inner or "output_layers" not in inner:
+            raise TypeError(
+                f"The config of a functional model ({name!r}) needs 'layers', 'input_layers' and "
+                f"'output_layers'; it has {sorted(map(str, inner))[:10]}."
+            )
         model = _functional_from_config(inner, custom_objects)
     else:
         model = _layer(config, custom_objects)
+    if not isinstance(model, Layer):
+        raise TypeError(
+            f"The model config names {str(name)[:80]!r}, which gave a {type(model).__name__}, "
+            "not a Keras model or layer."
+        )
     build = config.get("build_config") or {}
+    if not isinstance(build, dict):
+        raise TypeError(f"The build_config of {str(name)[:80]!r} must be a dict, got {build!r}.")
     if not model.built and build.get("input_shape") is not None:
         model.build(_shape_tuple(build["input_shape"]))
     return model
@@ -214,10 +292,21 @@ def _shape_tuple(shape: Any) -> Any:
     return tuple(shape)
 
 
+def _list(inner: dict[str, Any], key: str, owner: Any) -> list[Any]:
+    value = inner.get(key, [])
+    if not isinstance(value, list):
+        raise TypeError(
+            f"The {key!r} of {str(owner)[:80]!r} must be a list, got {type(value).__name__}."
+        )
+    return value
+
+
 def _layer(spec: dict[str, Any], custom_objects: dict | None) -> Any:
-    if spec.get("class_name") in ("Sequential", "Functional") or (
-        spec.get("class_name") == "Model" and "input_layers" in spec.get("config", {})
-    ):
+    if not isinstance(spec, dict) or "class_name" not in spec or "config" not in spec:
+        raise TypeError(
+            f"A layer entry must be a {{'class_name', 'config'}} dict, got {str(spec)[:200]}."
+        )
+    if spec["class_name"] in ("Sequential", "Functional", "Model"):
         return deserialize_model(spec, custom_objects)
     return serialization.deserialize_keras_object(
         {"class_name": spec["class_name"], "config": spec["config"]},
@@ -229,7 +318,7 @@ def _functional_from_config(inner: dict[str, Any], custom_objects: dict | None) 
     made: dict[str, Any] = {}
     tensors: dict[tuple[str, int, int], KerasTensor] = {}
     calls: dict[str, int] = {}
-    for spec in inner["layers"]:
+    for spec in _list(inner, "layers", inner.get("name")):
         layer = _layer(spec, custom_objects)
         made[spec.get("name") or spec["config"]["name"]] = layer
         if isinstance(layer, InputLayer):

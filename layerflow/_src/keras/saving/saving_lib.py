@@ -3,9 +3,11 @@
 `save_model` writes the zip atomically (temporary file, fsync, rename). The weights inside are
 Keras 3's HDF5 layout when h5py is installed (the `h5` extra); without h5py they are written
 as layerflow's safetensors file `model.weights.safetensors` instead (Keras cannot read that
-one; layerflow reads both). `load_model` trusts nothing in the file: a damaged zip raises
-`WeightsFileError`, members are size-checked before they are read, and no code from the file
-runs: Lambda layers holding Python bytecode are refused unless `safe_mode=False`.
+one; layerflow reads both). `load_model` trusts nothing in the file: a damaged zip, bad or too
+deeply nested JSON raise `ModelFileError` (a `WeightsFileError`), members are size-checked before
+they are read, and no code from the file runs: names in the config resolve only to Keras
+built-ins, registered objects and `custom_objects` (`serialization.resolve`), and Lambda layers
+holding bytecode or naming any other function are refused unless `safe_mode=False`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from layerflow._src.keras import losses as losses_mod
 from layerflow._src.keras import metrics as metrics_mod
 from layerflow._src.keras import optimizers as optimizers_mod
 from layerflow._src.keras import serialization
-from layerflow._src.keras.saving import model_config
+from layerflow._src.keras.saving import config_json, model_config
 from layerflow._src.saving import restore
 from layerflow._src.saving.weights_file import WeightsFileError, atomic_write
 
@@ -155,11 +157,7 @@ def _serialize_tree(value: Any, one: Any) -> Any:
 
 
 # --- loading ------------------------------------------------------------------------------------
-def _damaged(path: str, what: str) -> WeightsFileError:
-    return WeightsFileError(
-        f"Cannot load model file '{path}': {what}. The file is damaged or is not a `.keras` "
-        "file; nothing was loaded. Save it again or restore it from a copy."
-    )
+_damaged = config_json.damaged
 
 
 def _member(zf: zipfile.ZipFile, path: str, name: str, limit: int | None = None) -> zipfile.ZipInfo:
@@ -179,10 +177,7 @@ def _member(zf: zipfile.ZipFile, path: str, name: str, limit: int | None = None)
 
 def _read_json(zf: zipfile.ZipFile, path: str, name: str) -> Any:
     info = _member(zf, path, name, MAX_JSON_BYTES)
-    try:
-        return json.loads(zf.read(info).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise _damaged(path, f"'{name}' is not valid JSON ({e})") from None
+    return config_json.loads(zf.read(info), path, f"'{name}'")
 
 
 def load_model(
@@ -196,7 +191,9 @@ def load_model(
 
     Custom classes are found through `custom_objects`, `custom_object_scope` or
     `@tf.keras.utils.register_keras_serializable`. With `safe_mode=True` (the default) nothing
-    in the file can run code: Lambda layers holding Python bytecode are refused.
+    in the file can run code: every name resolves only to Keras built-ins, registered objects and
+    `custom_objects`, and a Lambda layer holding bytecode or any other function is refused.
+    A damaged file, or a config nested too deeply, raises `ModelFileError` naming the file.
 
     >>> # clone = tf.keras.models.load_model("mlp.keras"); clone(X)
     """
@@ -223,12 +220,11 @@ def load_model(
             if isinstance(e, WeightsFileError):
                 raise
             raise _damaged(path, f"reading the archive failed ({type(e).__name__}: {e})") from None
-        normalized = model_config.normalize(config)
         with (
             serialization.custom_object_scope(custom_objects),
             serialization.safe_mode_scope(safe_mode),
         ):
-            model = model_config.deserialize_model(normalized, custom_objects)
+            normalized, model = model_config.model_from_document(config, custom_objects, path)
         if weights_name == WEIGHTS_H5:
             from layerflow._src.saving import h5_weights
 
@@ -237,7 +233,11 @@ def load_model(
             restore.load(model, weights_path)
     compile_config = normalized.get("compile_config") if isinstance(normalized, dict) else None
     if compile and compile_config:
-        _compile_from_config(model, compile_config, custom_objects, path)
+        with (
+            serialization.custom_object_scope(custom_objects),
+            serialization.safe_mode_scope(safe_mode),
+        ):
+            _compile_from_config(model, compile_config, custom_objects, path)
     return model
 
 
@@ -246,6 +246,8 @@ def _compile_from_config(model: Any, config: dict, custom_objects: dict | None, 
         optimizer = config.get("optimizer")
         if isinstance(optimizer, dict):
             optimizer = optimizers_mod.deserialize(optimizer, custom_objects)
+        elif optimizer is not None and not isinstance(optimizer, str):
+            raise TypeError(f"the optimizer must be a name or a config dict, got {optimizer!r}")
         loss = _deserialize_tree(config.get("loss"), losses_mod.deserialize, custom_objects)
         metrics = _deserialize_tree(config.get("metrics"), _metric_from, custom_objects)
         weighted = _deserialize_tree(config.get("weighted_metrics"), _metric_from, custom_objects)
