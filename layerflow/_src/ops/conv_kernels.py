@@ -148,7 +148,8 @@ def is_pointwise(kh: int, kw: int, geo: Any) -> bool:
 class Conv:
     """One convolution's shapes: input (N, H, W, C), filter (KH, KW, C / groups, M)."""
 
-    __slots__ = ("n", "h", "w", "c", "kh", "kw", "cg", "m", "g", "geo", "pointwise", "plan")
+    __slots__ = ("n", "h", "w", "c", "kh", "kw", "cg", "m", "g", "geo", "pointwise", "per_pixel",
+                 "plan")  # fmt: skip
 
     def __init__(self, x_shape: tuple, w_shape: tuple, geo: Any, groups: int) -> None:
         self.n, self.h, self.w, self.c = (int(v) for v in x_shape)
@@ -158,8 +159,8 @@ class Conv:
         (oh, ow) = geo[0]
         k = self.kh * self.kw * self.c
         # Per output pixel: patches and patch gradients (K each), dz (M) in float64 at most.
-        per_pixel = 0 if self.pointwise else 8 * (2 * k + self.m)
-        self.plan = chunks(self.n, oh, ow, per_pixel)
+        self.per_pixel = 0 if self.pointwise else 8 * (2 * k + self.m)
+        self.plan = chunks(self.n, oh, ow, self.per_pixel)
 
     @property
     def k(self) -> int:
