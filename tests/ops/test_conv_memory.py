@@ -59,4 +59,4 @@ def test_vgg_style_step_peak_rss_is_activations_not_patches():
     # of the old kernels alone was 0.9 GiB.
     result = run_step(8)
     assert result["finite"]
-    assert result["rss_mib"] < 768, result
+    assert result["rss_mib"] < 896, result  # measured ~580 MiB
