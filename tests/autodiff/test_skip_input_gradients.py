@@ -9,7 +9,7 @@ import pytest
 
 import layerflow as tf
 from layerflow._src.autodiff.tape import input_needed
-from layerflow._src.ops import conv_ops
+from layerflow._src.ops import conv_kernels
 
 rng = np.random.default_rng(11)
 
@@ -119,13 +119,13 @@ def test_custom_gradient_sees_which_inputs_are_needed():
 
 def test_first_conv_layer_runs_no_col2im(monkeypatch):
     calls = []
-    real = conv_ops._col2im
+    real = conv_kernels.col2im
 
     def counting(*args):
         calls.append(args[2])
         return real(*args)
 
-    monkeypatch.setattr(conv_ops, "_col2im", counting)
+    monkeypatch.setattr(conv_kernels, "col2im", counting)
     x = tf.constant(rng.random((2, 8, 8, 1), dtype=np.float32))
     w1 = tf.Variable(rng.standard_normal((3, 3, 1, 4)).astype(np.float32))
     w2 = tf.Variable(rng.standard_normal((3, 3, 4, 2)).astype(np.float32))

@@ -219,6 +219,22 @@ class Conv2D(_Conv):
 
     rank = 2
 
+    def call(self, inputs: Any) -> Any:
+        # Bias and relu fused into the convolution op: one activation kept, not three.
+        relu = self.activation is activations.relu or self.activation is math_ops.relu
+        if relu or self.activation is activations.linear:
+            return conv_ops.fused_conv2d(
+                inputs,
+                self.kernel,
+                self.bias,
+                self.strides,
+                self.padding.upper(),
+                data_format=_nchw(self),
+                dilations=self.dilation_rate,
+                activation="relu" if relu else None,
+            )
+        return super().call(inputs)
+
     def _convolve(self, x: Any) -> Any:
         return conv_ops.conv2d(
             x,

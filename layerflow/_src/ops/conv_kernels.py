@@ -1,0 +1,310 @@
+"""Array kernels of convolution and pooling: geometry, and convolution in bounded memory.
+
+Layout. Every convolution works on the channels-first form (C, N, H, W) of its NHWC input and
+writes a channels-first output handed on as an NHWC view, so the bias, the activation, the next
+pool and the next convolution all read whole rows (`cf` is free on such a view).
+
+Algorithm. The output columns (one per output pixel, N * OH * OW of them) are cut into chunks:
+whole images when one image's patches fit the budget, else bands of output rows of one image.
+For each chunk the patches (KH*KW*Cg rows per group) are gathered into ONE reused buffer, one
+strided copy per kernel tap, with the padding clipped away (no padded copy of the input, no
+zeros materialised for strides or dilations), and ONE batched GEMM (groups x (Mg, K) @ (K, P))
+writes the chunk's slab of the output in place, where the bias and relu are applied while the
+slab is still in cache. A 1x1 stride-1 unpadded convolution needs no patches at all: its
+"patch matrix" is the input itself, a plain GEMM. The backward pass walks the same chunks:
+dz = dy (times the relu mask) is copied per chunk, the filter gradient accumulates
+patches @ dz^T, the input gradient scatters W @ dz back tap by tap (col2im), the bias gradient
+sums dz; nothing proportional to N * OH * OW * KH * KW is ever allocated.
+
+Budget. `BUDGET_BYTES` bounds the temporary buffers of one call (patches, patch gradients, the
+chunk's dz). A single output row whose patches exceed it is still processed (the chunk cannot
+be smaller than one row); the outputs and gradients themselves are full arrays, as the tape
+needs them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from layerflow._src.framework import errors
+
+# Temporary buffers of one convolution call stay below this (see the module docstring).
+BUDGET_BYTES = 64 << 20
+
+# --- geometry -------------------------------------------------------------------------------------
+
+
+def ints(value: Any, n: int, what: str, opname: str) -> tuple[int, ...]:
+    """TF's int-or-list arguments: 1, n or n+2 entries (the batch and channel ones must be 1)."""
+    vals = [int(value)] if isinstance(value, int | np.integer) else [int(v) for v in value]
+    if len(vals) == 1:
+        vals = vals * n
+    elif len(vals) == n + 2:
+        if vals[0] != 1 or vals[-1] != 1:
+            raise errors.InvalidArgumentError(
+                None, opname, f"{opname}: {what} in the batch and channel dimensions must be 1, "
+                f"got {vals}.",
+            )  # fmt: skip
+        vals = vals[1:-1]
+    if len(vals) != n or any(v < 1 for v in vals):
+        raise ValueError(
+            f"{opname}: {what} must be 1, {n} or {n + 2} positive ints, got {value!r}."
+        )
+    return tuple(vals)
+
+
+def padding_attr(padding: Any) -> Any:
+    if isinstance(padding, str):
+        return padding.upper()
+    return tuple(tuple(int(v) for v in p) for p in padding)
+
+
+def geometry(
+    in_hw: tuple[int, ...],
+    k_hw: tuple[int, ...],
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    padding: Any,
+    opname: str,
+) -> tuple[tuple, tuple]:
+    """(output sizes, ((before, after) per spatial axis)) as TF computes them."""
+    outs, pads = [], []
+    explicit = None
+    if not isinstance(padding, str):
+        explicit = [tuple(int(v) for v in p) for p in padding]
+        if len(explicit) == len(in_hw) + 2:
+            explicit = explicit[1:-1]
+        if len(explicit) != len(in_hw):
+            raise ValueError(f"{opname}: explicit padding needs one [before, after] per axis.")
+    else:
+        padding = padding.upper()
+        if padding not in ("SAME", "VALID"):
+            raise ValueError(f"{opname}: padding must be 'SAME' or 'VALID', got {padding!r}.")
+    for i, (n, k, s, d) in enumerate(zip(in_hw, k_hw, strides, dilations)):
+        eff = (k - 1) * d + 1
+        if explicit is not None:
+            before, after = explicit[i]
+            out = (n + before + after - eff) // s + 1
+        elif padding == "VALID":
+            before = after = 0
+            out = (n - eff) // s + 1
+        else:
+            out = -(-n // s)
+            total = max((out - 1) * s + eff - n, 0)
+            before, after = total // 2, total - total // 2
+        if out <= 0:
+            raise errors.InvalidArgumentError(
+                None,
+                opname,
+                f"{opname}: the window of size {eff} (kernel {k}, dilation {d}) does not fit in "
+                f"spatial dimension {i} of size {n} with padding {padding!r}: the output would "
+                "be empty. Use padding='SAME' or a smaller kernel.",
+            )
+        outs.append(out)
+        pads.append((before, after))
+    return tuple(outs), tuple(pads)
+
+
+def cf(xp: Any, a: Any) -> Any:
+    """The (C, N, H, W) contiguous form of an NHWC array: free when `a` is a channels-first
+    array seen through a transpose, as every output of the conv and pool kernels is."""
+    return xp.ascontiguousarray(a.transpose(3, 0, 1, 2))
+
+
+def out_range(o0: int, o1: int, off: int, s: int, pad: int, size: int) -> tuple[int, int]:
+    """The outputs o in [o0, o1) whose input index o * s + off - pad lies inside [0, size)."""
+    lo = max(o0, -(-(pad - off) // s))
+    hi = min(o1, (size - 1 + pad - off) // s + 1)
+    return lo, max(lo, hi)
+
+
+def in_slice(lo: int, hi: int, off: int, s: int, pad: int) -> slice:
+    start = lo * s + off - pad
+    return slice(start, start + (hi - lo - 1) * s + 1, s)
+
+
+def chunks(n: int, oh: int, ow: int, per_pixel: int) -> list[tuple[int, int, int, int]]:
+    """(n0, n1, r0, r1) chunks of the output: whole images when one image's temporaries
+    (`per_pixel` bytes per output pixel) fit the budget, else bands of rows of one image."""
+    rows = BUDGET_BYTES // max(1, per_pixel * ow)
+    if rows >= oh:
+        nb = max(1, rows // oh)
+        return [(n0, min(n, n0 + nb), 0, oh) for n0 in range(0, n, nb)]
+    rows = max(1, rows)
+    return [(i, i + 1, r0, min(oh, r0 + rows)) for i in range(n) for r0 in range(0, oh, rows)]
+
+
+# --- convolution ----------------------------------------------------------------------------------
+
+
+def is_pointwise(kh: int, kw: int, geo: Any) -> bool:
+    """A 1x1, stride-1, unpadded convolution: its patch matrix is the input itself."""
+    _, pads, strides, _ = geo
+    return kh == kw == 1 and strides == (1, 1) and not any(b or a for b, a in pads)
+
+
+class Conv:
+    """One convolution's shapes: input (N, H, W, C), filter (KH, KW, C / groups, M)."""
+
+    __slots__ = ("n", "h", "w", "c", "kh", "kw", "cg", "m", "g", "geo", "pointwise", "per_pixel",
+                 "plan")  # fmt: skip
+
+    def __init__(self, x_shape: tuple, w_shape: tuple, geo: Any, groups: int) -> None:
+        self.n, self.h, self.w, self.c = (int(v) for v in x_shape)
+        self.kh, self.kw, self.cg, self.m = (int(v) for v in w_shape)
+        self.g, self.geo = groups, geo
+        self.pointwise = is_pointwise(self.kh, self.kw, geo)
+        (oh, ow) = geo[0]
+        k = self.kh * self.kw * self.c
+        # Per output pixel: patches and patch gradients (K each), dz (M) in float64 at most.
+        self.per_pixel = 0 if self.pointwise else 8 * (2 * k + self.m)
+        self.plan = chunks(self.n, oh, ow, self.per_pixel)
+
+    @property
+    def k(self) -> int:
+        return self.kh * self.kw * self.cg
+
+    def cols_of(self, chunk: tuple) -> int:
+        n0, n1, r0, r1 = chunk
+        return (n1 - n0) * (r1 - r0) * self.geo[0][1]
+
+    def col0(self, chunk: tuple) -> int:
+        (oh, ow) = self.geo[0]
+        return chunk[0] * oh * ow + chunk[2] * ow
+
+
+def im2col(xp: Any, x5: Any, cv: Conv, chunk: tuple, buf: Any) -> Any:
+    """The patches of `chunk`'s output pixels, (groups, KH*KW*Cg, pixels), gathered from the
+    channels-first input `x5` (groups, Cg, N, H, W) into `buf` with the padding clipped."""
+    n0, n1, r0, r1 = chunk
+    g, cg, kh, kw = cv.g, cv.cg, cv.kh, cv.kw
+    (_, ow), ((t, _), (left, _)), (sh, sw), (dh, dw) = cv.geo
+    if cv.pointwise:
+        return x5[:, :, n0:n1, r0:r1, :].reshape(g, cg, -1)
+    size = g * kh * kw * cg * (n1 - n0) * (r1 - r0) * ow
+    cols = buf[:size].reshape(g, kh, kw, cg, n1 - n0, r1 - r0, ow)
+    for i in range(kh):
+        rlo, rhi = out_range(r0, r1, i * dh, sh, t, cv.h)
+        for j in range(kw):
+            clo, chi = out_range(0, ow, j * dw, sw, left, cv.w)
+            dst = cols[:, i, j]
+            _zero_border(dst, rlo - r0, rhi - r0, clo, chi)
+            if rlo < rhi and clo < chi:
+                rows = in_slice(rlo, rhi, i * dh, sh, t)
+                dst[..., rlo - r0 : rhi - r0, clo:chi] = x5[
+                    :, :, n0:n1, rows, in_slice(clo, chi, j * dw, sw, left)
+                ]
+    return cols.reshape(g, kh * kw * cg, -1)
+
+
+def _zero_border(dst: Any, rlo: int, rhi: int, clo: int, chi: int) -> None:
+    """Zero what the tap reads from the padding: rows outside [rlo, rhi), columns outside
+    [clo, chi) of the chunk's (..., rows, OW) slot."""
+    dst[..., :rlo, :] = 0
+    dst[..., rhi:, :] = 0
+    dst[..., :, :clo] = 0
+    dst[..., :, chi:] = 0
+
+
+def col2im(xp: Any, dcols: Any, x_shape: tuple, cv: Conv, chunk: tuple, dx5: Any) -> None:
+    """Add the patch gradients `dcols` (groups, KH*KW*Cg, pixels) of `chunk` onto `dx5`
+    (groups, Cg, N, H, W), tap by tap (`x_shape` is the NHWC input shape)."""
+    n0, n1, r0, r1 = chunk
+    g, cg, kh, kw = cv.g, cv.cg, cv.kh, cv.kw
+    (_, ow), ((t, _), (left, _)), (sh, sw), (dh, dw) = cv.geo
+    h, w = x_shape[1], x_shape[2]
+    if cv.pointwise:
+        dx5[:, :, n0:n1, r0:r1, :] += dcols.reshape(g, cg, n1 - n0, r1 - r0, ow)
+        return
+    d = dcols.reshape(g, kh, kw, cg, n1 - n0, r1 - r0, ow)
+    for i in range(kh):
+        rlo, rhi = out_range(r0, r1, i * dh, sh, t, h)
+        for j in range(kw):
+            clo, chi = out_range(0, ow, j * dw, sw, left, w)
+            if rlo < rhi and clo < chi:
+                dx5[:, :, n0:n1, in_slice(rlo, rhi, i * dh, sh, t),
+                    in_slice(clo, chi, j * dw, sw, left)] += d[:, i, j, ..., rlo - r0 : rhi - r0,
+                                                               clo:chi]  # fmt: skip
+
+
+def _filter_groups(xp: Any, w: Any, cv: Conv) -> Any:
+    """The filter (KH, KW, Cg, M) as (groups, K, Mg): row k of group g is tap-channel k."""
+    return xp.ascontiguousarray(w.reshape(cv.k, cv.g, cv.m // cv.g).transpose(1, 0, 2))
+
+
+def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool = False,
+                 keep_cols: bool = False) -> tuple[Any, Any]:  # fmt: skip
+    """(output NHWC view of a channels-first array, the patches when `keep_cols` and they were
+    built in one chunk, else None); bias and relu are applied chunk by chunk."""
+    (oh, ow) = cv.geo[0]
+    g, mg = cv.g, cv.m // cv.g
+    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w)
+    wt = xp.ascontiguousarray(_filter_groups(xp, w, cv).transpose(0, 2, 1))  # (g, Mg, K)
+    y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
+    b = None if bias is None else bias.reshape(g, mg, 1)
+    buf = None if cv.pointwise else xp.empty(_buf_size(cv), dtype=x.dtype)
+    cols = None
+    for chunk in cv.plan:
+        cols = im2col(xp, x5, cv, chunk, buf)
+        c0 = cv.col0(chunk)
+        out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
+        xp.matmul(wt, cols, out=out)
+        if b is not None:
+            out += b
+        if relu:
+            xp.maximum(out, 0, out=out)
+    kept = cols if keep_cols and len(cv.plan) == 1 and not cv.pointwise else None
+    return y.reshape(cv.m, cv.n, oh, ow).transpose(1, 2, 3, 0), kept
+
+
+def _buf_size(cv: Conv) -> int:
+    return max(cv.kh * cv.kw * cv.c * cv.cols_of(c) for c in cv.plan)
+
+
+def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple, need_x: bool,
+                  need_w: bool, need_b: bool = False, out: Any = None,
+                  cols: Any = None) -> tuple[Any, Any, Any]:  # fmt: skip
+    """(dx, dw, db) of y = conv(x, w) (+ bias, relu when `out` is given: its mask) for dy, each
+    None unless needed. `x` may be None when only dx is needed; `cols` are the forward's
+    patches when it kept them."""
+    (oh, ow) = cv.geo[0]
+    g, mg, k = cv.g, cv.m // cv.g, cv.k
+    dyt = dy.transpose(3, 0, 1, 2)  # (M, N, OH, OW) view
+    outt = None if out is None else out.transpose(3, 0, 1, 2)
+    w3 = _filter_groups(xp, w, cv) if need_x else None  # (g, K, Mg)
+    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w) if need_w else None
+    dx5 = xp.zeros((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype) if need_x else None
+    dw = xp.zeros((g, k, mg), dtype=dy.dtype) if need_w else None
+    db = xp.zeros((g, mg), dtype=dy.dtype) if need_b else None
+    most = max(cv.cols_of(c) for c in cv.plan)
+    dz_buf = xp.empty(cv.m * most, dtype=dy.dtype)
+    cols_buf = None if cv.pointwise or not need_w or cols is not None else xp.empty(
+        _buf_size(cv), dtype=dy.dtype)  # fmt: skip
+    dcols_buf = xp.empty(g * k * most, dtype=dy.dtype) if need_x else None
+    for chunk in cv.plan:
+        n0, n1, r0, r1 = chunk
+        p = cv.cols_of(chunk)
+        dz = dz_buf[: cv.m * p].reshape(cv.m, n1 - n0, r1 - r0, ow)
+        dz[...] = dyt[:, n0:n1, r0:r1, :]
+        if outt is not None:
+            dz *= outt[:, n0:n1, r0:r1, :] > 0
+        dz3 = dz.reshape(g, mg, p)
+        if need_b:
+            db += dz3.sum(axis=2)
+        if need_w:
+            pc = cols if cols is not None else im2col(xp, x5, cv, chunk, cols_buf)
+            dw += xp.matmul(pc, dz3.transpose(0, 2, 1))
+        if need_x:
+            dcols = dcols_buf[: g * k * p].reshape(g, k, p)
+            xp.matmul(w3, dz3, out=dcols)
+            col2im(xp, dcols, x_shape, cv, chunk, dx5)
+    dx = None
+    if need_x:
+        dx = dx5.reshape(cv.c, cv.n, cv.h, cv.w).transpose(1, 2, 3, 0)
+    if need_w:
+        dw = dw.transpose(1, 0, 2).reshape(cv.kh, cv.kw, cv.cg, cv.m)
+    if need_b:
+        db = db.reshape(cv.m)
+    return dx, dw, db

@@ -1,0 +1,294 @@
+"""Max and average pooling, NHWC (TF's default) or NCHW, 1-D and 2-D, SAME/VALID padding.
+
+The pools read the input through one strided slice per window tap, with the padding clipped
+away (no padded copy), and write an output laid out as the input is (channels-first behind an
+NHWC view when the input is such a view, as every conv output is). Max pooling keeps a running
+maximum in place; its gradient sends each output's gradient to the first tap that holds the
+maximum (TF's rule for ties), channel block by channel block, so its masks stay within the
+convolution's temporary budget. Windows that tile the input (stride == pool size, no padding)
+take a reshape path for the average.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from layerflow._src.autodiff.op import op
+from layerflow._src.framework import errors
+from layerflow._src.ops import conv_kernels as _k
+from layerflow._src.ops.array_ops import transpose
+from layerflow._src.ops.math_ops import _as_tensor, reshape
+
+__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "max_pool", "max_pool1d", "max_pool2d"]
+
+
+def _pool_geo(x_shape: tuple, ksize: tuple, strides: tuple, padding: Any, name: str) -> Any:
+    outs, pads = _k.geometry(tuple(x_shape[1:3]), ksize, strides, (1, 1), padding, name)
+    return outs, pads, strides, (1, 1)
+
+
+def _lowest(dtype: Any) -> Any:
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _empty_like_layout(xp: Any, x: Any, shape: tuple, dtype: Any, fill: Any = None) -> Any:
+    """An NHWC array of `shape` laid out as `x` is: channels-first behind a view when `x` is
+    such a view, else C-contiguous NHWC."""
+    if x.transpose(3, 0, 1, 2).flags.c_contiguous:
+        n, h, w, c = shape
+        a = xp.empty((c, n, h, w), dtype=dtype).transpose(1, 2, 3, 0)
+    else:
+        a = xp.empty(shape, dtype=dtype)
+    if fill is not None:
+        a[...] = fill
+    return a
+
+
+def _taps(x_shape: tuple, ksize: tuple, geo: Any) -> list[tuple[slice, slice, slice, slice]]:
+    """For each window tap in order: (output rows, output cols, input rows, input cols) slices,
+    clipped to the outputs whose tap falls inside the (unpadded) input."""
+    (oh, ow), ((t, _), (left, _)), (sh, sw), _ = geo
+    h, w = x_shape[1], x_shape[2]
+    taps = []
+    for i in range(ksize[0]):
+        rlo, rhi = _k.out_range(0, oh, i, sh, t, h)
+        for j in range(ksize[1]):
+            clo, chi = _k.out_range(0, ow, j, sw, left, w)
+            if rlo < rhi and clo < chi:
+                taps.append((slice(rlo, rhi), slice(clo, chi), _k.in_slice(rlo, rhi, i, sh, t),
+                             _k.in_slice(clo, chi, j, sw, left)))  # fmt: skip
+    return taps
+
+
+def _channel_blocks(n_out: int, channels: int, itemsize: int) -> list[slice]:
+    per_channel = max(1, n_out * (itemsize + 2))  # a float temporary and two masks
+    step = max(1, _k.BUDGET_BYTES // per_channel)
+    return [slice(c0, min(channels, c0 + step)) for c0 in range(0, channels, step)]
+
+
+def _first_max_masks(xp: Any, x: Any, y: Any, ksize: tuple, geo: Any, cs: slice) -> Any:
+    """For channel block `cs`, yield (tap, mask) with mask true where that tap is the first in
+    its window to hold the window's maximum `y` (TF's rule for ties)."""
+    taken = xp.zeros(y[..., cs].shape, dtype=bool)
+    for tap in _taps(x.shape, ksize, geo):
+        ro, co, ri, ci = tap
+        m = x[:, ri, ci, cs] == y[:, ro, co, cs]
+        t = taken[:, ro, co]
+        m &= ~t
+        t |= m
+        yield tap, m
+
+
+# --- max pooling ----------------------------------------------------------------------------------
+
+
+@op("max_pool")
+def _max_pool(xp: Any, x: Any, ksize: tuple, strides: tuple, padding: Any) -> Any:
+    geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool")
+    shape = (x.shape[0], *geo[0], x.shape[3])
+    y = _empty_like_layout(xp, x, shape, x.dtype, _lowest(x.dtype))
+    for ro, co, ri, ci in _taps(x.shape, ksize, geo):
+        o = y[:, ro, co, :]
+        xp.maximum(o, x[:, ri, ci, :], out=o)
+    return y
+
+
+@_max_pool.grad
+def _(dy: Any, out: Any, x: Any, ksize: tuple, strides: tuple, padding: Any) -> Any:
+    return _max_pool_grad(dy, x, out, ksize, strides, padding)
+
+
+@op("max_pool_grad", 3)
+def _max_pool_grad(xp: Any, dy: Any, x: Any, y: Any, ksize: tuple, strides: tuple,
+                   padding: Any) -> Any:  # fmt: skip
+    """dx of max pooling: dy sent to the first tap holding each window's maximum `y`."""
+    geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool_grad")
+    dx = _empty_like_layout(xp, x, x.shape, dy.dtype, 0)
+    for cs in _channel_blocks(dy.size // dy.shape[3], x.shape[3], dy.dtype.itemsize):
+        for (ro, co, ri, ci), m in _first_max_masks(xp, x, y, ksize, geo, cs):
+            dx[:, ri, ci, cs] += xp.multiply(dy[:, ro, co, cs], m)
+    return dx
+
+
+@_max_pool_grad.grad
+def _(g: Any, out: Any, dy: Any, x: Any, y: Any, ksize: tuple, strides: tuple,
+      padding: Any) -> Any:  # fmt: skip
+    return _max_pool_select(g, x, y, ksize, strides, padding), None, None
+
+
+@op("max_pool_select", 3)
+def _max_pool_select(xp: Any, g: Any, x: Any, y: Any, ksize: tuple, strides: tuple,
+                     padding: Any) -> Any:  # fmt: skip
+    """For every pooling window, the value of `g` where `x` has its (first) maximum `y`."""
+    geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool")
+    out = _empty_like_layout(xp, y, y.shape, g.dtype, 0)
+    for cs in _channel_blocks(y.size // y.shape[3], x.shape[3], g.dtype.itemsize):
+        for (ro, co, ri, ci), m in _first_max_masks(xp, x, y, ksize, geo, cs):
+            out[:, ro, co, cs] += xp.multiply(g[:, ri, ci, cs], m)
+    return out
+
+
+@_max_pool_select.grad
+def _(dy: Any, out: Any, g: Any, x: Any, y: Any, ksize: tuple, strides: tuple,
+      padding: Any) -> Any:  # fmt: skip
+    return _max_pool_grad(dy, x, y, ksize, strides, padding), None, None
+
+
+# --- average pooling ------------------------------------------------------------------------------
+
+
+def _window_counts(xp: Any, x_shape: tuple, ksize: tuple, geo: Any, dtype: Any) -> Any:
+    """How many real (unpadded) inputs each window covers: TF's SAME average ignores padding."""
+    counts = xp.zeros((1,) + tuple(geo[0]) + (1,), dtype=dtype)
+    for ro, co, _, _ in _taps(x_shape, ksize, geo):
+        counts[:, ro, co, :] += 1
+    return counts
+
+
+def _blocks(ksize: tuple, strides: tuple, geo: Any, dtype: Any) -> bool:
+    """Whether the windows tile the input without overlap or padding (stride == pool size)."""
+    return ksize == strides and not any(b or a for b, a in geo[1]) and dtype.kind == "f"
+
+
+def _block_mean(xp: Any, x: Any, ksize: tuple, out_hw: tuple) -> Any:
+    """Mean of non-overlapping windows by a reshape of the channels-first form: KH + KW - 2
+    adds of whole rows, no padding, no window counts; the result is channels-first too."""
+    (kh, kw), (oh, ow) = ksize, out_hw
+    xc = _k.cf(xp, x)[:, :, : oh * kh, : ow * kw]
+    c, n = xc.shape[:2]
+    a = xc.reshape(c * n, oh, kh, ow, kw)
+    rows = a[:, :, 0] + a[:, :, 1] if kh > 1 else a[:, :, 0]
+    for i in range(2, kh):
+        rows += a[:, :, i]
+    total = rows[..., 0] + rows[..., 1] if kw > 1 else rows[..., 0].copy()
+    for j in range(2, kw):
+        total += rows[..., j]
+    total *= total.dtype.type(1.0 / (kh * kw))
+    return total.reshape(c, n, oh, ow).transpose(1, 2, 3, 0)
+
+
+def _block_spread(xp: Any, dy: Any, x_shape: tuple, ksize: tuple) -> Any:
+    """The gradient of `_block_mean`: each output's share copied to its window (a repeat
+    along the rows, then whole rows broadcast down each window)."""
+    (kh, kw), (n, oh, ow, c) = ksize, dy.shape
+    share = _k.cf(xp, dy) * dy.dtype.type(1.0 / (kh * kw))
+    wide = xp.repeat(share, kw, axis=3) if kw > 1 else share
+    blocks = xp.empty((c, n, oh, kh, ow * kw), dtype=dy.dtype)
+    blocks[...] = wide[:, :, :, None, :]
+    blocks = blocks.reshape(c, n, oh * kh, ow * kw)
+    if (oh * kh, ow * kw) != tuple(x_shape[1:3]):  # VALID pooling leaves rows/columns out
+        dx = xp.zeros((c, n) + tuple(x_shape[1:3]), dtype=dy.dtype)
+        dx[:, :, : oh * kh, : ow * kw] = blocks
+        blocks = dx
+    return blocks.transpose(1, 2, 3, 0)
+
+
+@op("avg_pool")
+def _avg_pool(xp: Any, x: Any, ksize: tuple, strides: tuple, padding: Any) -> Any:
+    geo = _pool_geo(x.shape, ksize, strides, padding, "avg_pool")
+    if _blocks(ksize, strides, geo, x.dtype):
+        return _block_mean(xp, x, ksize, geo[0])
+    total = _empty_like_layout(xp, x, (x.shape[0], *geo[0], x.shape[3]), x.dtype, 0)
+    for ro, co, ri, ci in _taps(x.shape, ksize, geo):
+        total[:, ro, co, :] += x[:, ri, ci, :]
+    total /= _window_counts(xp, x.shape, ksize, geo, x.dtype)
+    return total
+
+
+@_avg_pool.grad
+def _(dy: Any, out: Any, x: Any, ksize: tuple, strides: tuple, padding: Any) -> Any:
+    return _avg_pool_grad(dy, tuple(x._data.shape), ksize, strides, padding)
+
+
+@op("avg_pool_grad")
+def _avg_pool_grad(xp: Any, dy: Any, x_shape: tuple, ksize: tuple, strides: tuple,
+                   padding: Any) -> Any:  # fmt: skip
+    geo = _pool_geo(x_shape, ksize, strides, padding, "avg_pool_grad")
+    if _blocks(ksize, strides, geo, dy.dtype):
+        return _block_spread(xp, dy, x_shape, ksize)
+    share = dy / _window_counts(xp, x_shape, ksize, geo, dy.dtype)
+    dx = _empty_like_layout(xp, dy, tuple(x_shape), dy.dtype, 0)
+    for ro, co, ri, ci in _taps(x_shape, ksize, geo):
+        dx[:, ri, ci, :] += share[:, ro, co, :]
+    return dx
+
+
+@_avg_pool_grad.grad
+def _(g: Any, out: Any, dy: Any, x_shape: tuple, ksize: tuple, strides: tuple,
+      padding: Any) -> Any:  # fmt: skip
+    return _avg_pool(g, ksize, strides, padding)
+
+
+# --- public pooling -------------------------------------------------------------------------------
+
+
+def _is_channels_first(x: Any, data_format: str | None, opname: str) -> bool:
+    fmt = (data_format or "NHWC").upper()
+    if fmt not in ("NHWC", "NCHW"):
+        raise ValueError(f"{opname}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}.")
+    return fmt == "NCHW"
+
+
+def _pool(prim: Any, opname: str, input: Any, ksize: Any, strides: Any, padding: Any,  # noqa: A002
+          data_format: str | None) -> Any:  # fmt: skip
+    x = _as_tensor(input)
+    rank = x._data.ndim
+    if rank == 3:  # [N, W, C]: pool over W as an image of height 1
+        fmt = "NCW" if (data_format or "").upper() == "NCW" else "NWC"
+        if fmt == "NCW":
+            x = transpose(x, (0, 2, 1))
+        k = (1,) + _k.ints(ksize, 1, "ksize", opname)
+        s = (1,) + _k.ints(strides, 1, "strides", opname)
+        y = prim(reshape(x, (x._data.shape[0], 1) + tuple(x._data.shape[1:])), k, s,
+                 _k.padding_attr(padding))  # fmt: skip
+        y = reshape(y, (y._data.shape[0],) + tuple(y._data.shape[2:]))
+        return transpose(y, (0, 2, 1)) if fmt == "NCW" else y
+    if rank != 4:
+        raise errors.InvalidArgumentError(
+            None,
+            opname,
+            f"{opname} needs a rank-3 or rank-4 input, got shape {tuple(x._data.shape)}.",
+        )
+    nchw = _is_channels_first(x, data_format, opname)
+    if nchw:
+        x = transpose(x, (0, 2, 3, 1))
+    y = prim(x, _k.ints(ksize, 2, "ksize", opname), _k.ints(strides, 2, "strides", opname),
+             _k.padding_attr(padding))  # fmt: skip
+    return transpose(y, (0, 3, 1, 2)) if nchw else y
+
+
+def max_pool2d(input: Any, ksize: Any, strides: Any, padding: Any, data_format: str = "NHWC",  # noqa: A002
+               name: str | None = None) -> Any:  # fmt: skip
+    """The maximum of each `ksize` window of `input` [N, H, W, C].
+
+    >>> import layerflow as tf
+    >>> x = tf.reshape(tf.range(16.0), (1, 4, 4, 1))
+    >>> tf.nn.max_pool2d(x, 2, 2, "VALID")[0, :, :, 0].numpy()
+    array([[ 5.,  7.],
+           [13., 15.]], dtype=float32)
+    """
+    return _pool(_max_pool, "max_pool2d", input, ksize, strides, padding, data_format)
+
+
+def avg_pool2d(input: Any, ksize: Any, strides: Any, padding: Any, data_format: str = "NHWC",  # noqa: A002
+               name: str | None = None) -> Any:  # fmt: skip
+    """The mean of each `ksize` window (SAME padding averages only the real inputs, as TF)."""
+    return _pool(_avg_pool, "avg_pool2d", input, ksize, strides, padding, data_format)
+
+
+def max_pool(input: Any, ksize: Any, strides: Any, padding: Any, data_format: str | None = None,  # noqa: A002
+             name: str | None = None) -> Any:  # fmt: skip
+    """`tf.nn.max_pool`: 1-D or 2-D max pooling, by the input's rank."""
+    return _pool(_max_pool, "max_pool", input, ksize, strides, padding, data_format)
+
+
+def avg_pool(input: Any, ksize: Any, strides: Any, padding: Any, data_format: str | None = None,  # noqa: A002
+             name: str | None = None) -> Any:  # fmt: skip
+    """`tf.nn.avg_pool`: 1-D or 2-D average pooling, by the input's rank."""
+    return _pool(_avg_pool, "avg_pool", input, ksize, strides, padding, data_format)
+
+
+max_pool1d = max_pool
+avg_pool1d = avg_pool
