@@ -270,6 +270,7 @@ class StrategyExtended:
     def _reduce_values(
         self, op: str, tensors: Sequence[TensorLike], destination: backend.Device
     ) -> Tensor:
+        check_same_spec(tensors, f"Reducing ({op}) the replicas' values")
         arrays = [t._data for t in tensors]
         sources = [t._device for t in tensors]
         out = self._cross_device_ops.reduce_arrays(op, arrays, sources, [destination])
@@ -279,6 +280,15 @@ class StrategyExtended:
         from layerflow._src.distribute.input_lib import InputContext
 
         return InputContext(1, 0, self._num_replicas_in_sync)
+
+    def _next_step(self, has_next: bool, step: int) -> bool:
+        """Whether every worker has another batch at `step` (one process: this one's answer);
+        multi-worker strategies check that the workers agree."""
+        return has_next
+
+    def _sum_over_workers(self, count: int) -> int:
+        """`count` summed over the processes of the strategy (one process: `count`)."""
+        return count
 
     def _reduce(self, op: str, value: Any) -> Any:
         destination = backend.scoped_device() or backend.cpu_device()
@@ -302,6 +312,7 @@ class StrategyExtended:
         parts = self._components(value)
         if len(parts) == 1 and self._num_replicas_in_sync > 1:
             parts = parts * self._num_replicas_in_sync
+        check_same_spec(parts, f"all_reduce ({op})")
         arrays = [t._data for t in parts]
         sources = [t._device for t in parts]
         outs = self._cross_device_ops.reduce_arrays(op, arrays, sources, list(self._devices))
@@ -345,11 +356,31 @@ def reduce_to(
                 "ambiguous. Produce it inside strategy.run, or use ReduceOp.MEAN."
             )
         parts = [value if isinstance(value, TensorLike) else convert_to_tensor(value)]
+    check_same_spec(parts, f"Reducing ({op})")
     outs = cross_ops.reduce_arrays(
         op, [p._data for p in parts], [p._device for p in parts], targets
     )
     tensors = [Tensor(a, d) for a, d in zip(outs, targets)]
     return tensors[0] if len(tensors) == 1 else Mirrored(tensors)
+
+
+def check_same_spec(parts: Sequence[Any], what: str) -> None:
+    """Raise unless every replica's tensor has one shape and one dtype: a reduction must never
+    broadcast one replica's value against another's."""
+    first = parts[0]._data
+    for i, p in enumerate(parts[1:], 1):
+        if p._data.shape != first.shape or p._data.dtype != first.dtype:
+            first = parts[0]
+            specs = ", ".join(
+                f"replica {k}: {q.dtype.name} {tuple(q.shape)}" for k, q in enumerate(parts)
+            )
+            raise ValueError(
+                f"{what}: every replica must hand in a tensor of the same shape and dtype, but "
+                f"replica 0 has {first.dtype.name} {tuple(first.shape)} and replica {i} has "
+                f"{p.dtype.name} {tuple(p.shape)} ({specs}). Reduce each replica's value to a "
+                "common shape first (e.g. with strategy.reduce(..., axis=0) or "
+                "tf.reduce_sum inside strategy.run)."
+            )
 
 
 def _destination_devices(destinations: Any) -> list[backend.Device]:
@@ -401,6 +432,12 @@ class Strategy:
     @property
     def extended(self) -> StrategyExtended:
         return self._extended
+
+    @property
+    def cluster_resolver(self) -> Any:
+        """The cluster resolver of a multi-worker strategy; None for single-process ones (as
+        in TF: `MirroredStrategy`, `OneDeviceStrategy` and the default strategy)."""
+        return None
 
     @property
     def num_replicas_in_sync(self) -> int:
