@@ -16,7 +16,7 @@ plus an excepthook that ends the job with MPI_Abort):
   every worker prints its own error), then calls `MPI_Abort`, which stops every process of the
   job, also one busy in a long computation that would never reach a collective.
 - **An exiting worker says so.** An `atexit` handler sends "rank r exited after k
-  collectives" (end of the script, `sys.exit`). A worker that dies without Python's help
+  collective call(s)" (end of the script, `sys.exit`). A worker that dies without Python's help
   (`os._exit`, a signal) is caught by `mpiexec` (hydra), which stops the job.
 - A worker waiting in a collective that has heard such a notice, and whose collective does not
   complete within `GRACE_S` seconds, raises `tf.errors.UnavailableError` naming the rank that
@@ -32,7 +32,6 @@ from __future__ import annotations
 import atexit
 import sys
 import time
-import traceback
 from typing import Any
 
 import numpy as np
@@ -70,7 +69,7 @@ def _describe(row: np.ndarray) -> str:
     dims = [int(x) for x in row[_DIMS : _DIMS + min(ndim, MAX_RANK)]]
     shape = "(" + ", ".join(map(str, dims)) + ("," if ndim == 1 else "")
     shape += ", ...)" if ndim > MAX_RANK else ")"
-    return f"{kind} of a {dtype} tensor of shape {shape} ({int(row[_NBYTES])} bytes)"
+    return f"{kind} of {dtype} {shape} ({int(row[_NBYTES])} bytes)"
 
 
 class Collectives:
@@ -220,7 +219,7 @@ class Collectives:
     def _excepthook(self, exc_type: Any, exc: Any, tb: Any) -> None:
         previous = self._previous_hook or sys.__excepthook__
         previous(exc_type, exc, tb)
-        summary = "".join(traceback.format_exception_only(exc_type, exc)).strip()
+        summary = f"{exc_type.__name__}: {exc}" if str(exc) else exc_type.__name__
         self.announce(f"rank {self.rank} failed: {summary}")
         deadline = time.monotonic() + ABORT_GRACE_S
         while len(self.notices) < self.size - 1 and time.monotonic() < deadline:
@@ -237,7 +236,7 @@ class Collectives:
 
     def _at_exit(self) -> None:
         if not self._announced:
-            self.announce(f"rank {self.rank} exited after {self.count} collectives")
+            self.announce(f"rank {self.rank} exited after {self.count} collective call(s)")
 
 
 def _compatible(a: np.ndarray, b: np.ndarray, kind: int) -> bool:
