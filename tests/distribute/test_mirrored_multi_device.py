@@ -237,21 +237,6 @@ def test_distributed_train_step_matches_single_device_sgd(strategy):
             np.testing.assert_array_equal(part.numpy(), want.numpy())
 
 
-def test_train_step_resyncs_copies_after_in_place_optimizer(strategy):
-    with strategy.scope():
-        w = tf.Variable([1.0, 1.0])
-
-    def in_place(pairs):  # an optimizer that writes the primary's array directly
-        for g, v in pairs:
-            v._data -= g._data
-
-    distributed_train_step(
-        strategy, lambda x: tf.reduce_sum(w * x), [w], in_place, PerReplica([1.0, 3.0])
-    )
-    for part in w.values:
-        np.testing.assert_array_equal(part.numpy(), [-1.0, -1.0])  # 1 - (0.5 + 1.5)
-
-
 def test_variable_created_inside_run_is_one_mirrored_variable(strategy):
     made = strategy.run(lambda: tf.Variable(3.0))
     assert isinstance(made, MirroredVariable) and made.devices == (CPU0, CPU1)
