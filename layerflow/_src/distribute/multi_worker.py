@@ -159,7 +159,7 @@ class MultiWorkerExtended(StrategyExtended):
         return Mirrored([Tensor(self._allreduce_array(op, local._data, device), device)])
 
     def reduce_to(self, reduce_op: Any, value: Any, destinations: Any, options: Any = None) -> Any:
-        from layerflow._src.distribute.distribute_lib import _destination_devices, as_reduce_op
+        from layerflow._src.distribute.reduction import _destination_devices, as_reduce_op
 
         op = as_reduce_op(reduce_op)
         local = self._local_sum(value)
