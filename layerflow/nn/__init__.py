@@ -1,5 +1,9 @@
 """`tf.nn`: activations, losses and layers' building blocks."""
 
+from layerflow._src.distribute.loss_scaling import (
+    compute_average_loss,
+    scale_regularization_loss,
+)
 from layerflow._src.ops.conv_ops import (
     avg_pool,
     avg_pool1d,

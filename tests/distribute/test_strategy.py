@@ -145,3 +145,16 @@ def test_input_context_batch_size():
     assert ctx.get_per_replica_batch_size(64) == 16
     with pytest.raises(ValueError, match="not divisible"):
         ctx.get_per_replica_batch_size(10)
+
+
+def test_cluster_resolver_is_none_for_single_process_strategies(two_cpus):
+    assert tf.distribute.MirroredStrategy(["/CPU:0", "/CPU:1"]).cluster_resolver is None
+    assert tf.distribute.get_strategy().cluster_resolver is None
+    assert tf.distribute.OneDeviceStrategy("/cpu:0").cluster_resolver is None
+
+
+def test_mpi_cluster_resolver_has_tf_accessors():
+    from layerflow._src.distribute.multi_worker import MPIClusterResolver
+
+    r = MPIClusterResolver(task_id=1, num_workers=3)
+    assert (r.task_type, r.task_id, r.num_accelerators(), r.master()) == ("worker", 1, {}, "")

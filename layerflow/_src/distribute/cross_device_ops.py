@@ -58,7 +58,7 @@ class CrossDeviceOps:
         self, reduce_op: Any, per_replica_value: Any, destinations: Any, options: Any = None
     ) -> Any:
         """`tf.distribute.CrossDeviceOps.reduce`: reduce a PerReplica onto `destinations`."""
-        from layerflow._src.distribute.distribute_lib import reduce_to
+        from layerflow._src.distribute.reduction import reduce_to
 
         return reduce_to(self, reduce_op, per_replica_value, destinations)
 

@@ -9,8 +9,6 @@ first: every replica hands in its arguments and one call sees them all (as `PerR
 from __future__ import annotations
 
 import contextlib
-import enum
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,6 +16,14 @@ from layerflow._src import backend
 from layerflow._src.distribute import context
 from layerflow._src.distribute.context import Entry
 from layerflow._src.distribute.cross_device_ops import CrossDeviceOps, ReductionToOneDevice
+from layerflow._src.distribute.reduction import (  # noqa: F401 - re-exported
+    ReduceOp,
+    _destination_devices,
+    as_reduce_op,
+    check_same_spec,
+    reduce_to,
+    resolve_device,
+)
 from layerflow._src.distribute.values import (
     DistributedValues,
     Mirrored,
@@ -28,38 +34,9 @@ from layerflow._src.distribute.values import (
 )
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import Tensor, TensorLike
-from layerflow._src.framework.variables import VariableAggregation, variable_creator_scope
+from layerflow._src.framework.variables import variable_creator_scope
 from layerflow._src.ops import math_ops
 from layerflow._src.utils import nest
-
-
-class ReduceOp(enum.Enum):
-    """How per-replica values combine: `SUM` or `MEAN` (`tf.distribute.ReduceOp`)."""
-
-    SUM = "SUM"
-    MEAN = "MEAN"
-
-    @staticmethod
-    def from_variable_aggregation(aggregation: int) -> ReduceOp:
-        mapping = {VariableAggregation.SUM: ReduceOp.SUM, VariableAggregation.MEAN: ReduceOp.MEAN}
-        if aggregation not in mapping:
-            raise ValueError(
-                f"Could not convert from VariableAggregation {aggregation} to ReduceOp."
-            )
-        return mapping[aggregation]
-
-
-def as_reduce_op(reduce_op: Any) -> str:
-    """ "SUM" or "MEAN" from a ReduceOp or its name in any case."""
-    if isinstance(reduce_op, ReduceOp):
-        return reduce_op.value
-    if isinstance(reduce_op, str) and reduce_op.upper() in ("SUM", "MEAN"):
-        return reduce_op.upper()
-    raise ValueError(
-        f"reduce_op must be tf.distribute.ReduceOp.SUM or tf.distribute.ReduceOp.MEAN, got "
-        f"{reduce_op!r}."
-    )
-
 
 # --- which strategy, which context ----------------------------------------------------------
 
@@ -270,6 +247,7 @@ class StrategyExtended:
     def _reduce_values(
         self, op: str, tensors: Sequence[TensorLike], destination: backend.Device
     ) -> Tensor:
+        check_same_spec(tensors, f"Reducing ({op}) the replicas' values")
         arrays = [t._data for t in tensors]
         sources = [t._device for t in tensors]
         out = self._cross_device_ops.reduce_arrays(op, arrays, sources, [destination])
@@ -279,6 +257,15 @@ class StrategyExtended:
         from layerflow._src.distribute.input_lib import InputContext
 
         return InputContext(1, 0, self._num_replicas_in_sync)
+
+    def _next_step(self, has_next: bool, step: int) -> bool:
+        """Whether every worker has another batch at `step` (one process: this one's answer);
+        multi-worker strategies check that the workers agree."""
+        return has_next
+
+    def _sum_over_workers(self, count: int) -> int:
+        """`count` summed over the processes of the strategy (one process: `count`)."""
+        return count
 
     def _reduce(self, op: str, value: Any) -> Any:
         destination = backend.scoped_device() or backend.cpu_device()
@@ -302,6 +289,7 @@ class StrategyExtended:
         parts = self._components(value)
         if len(parts) == 1 and self._num_replicas_in_sync > 1:
             parts = parts * self._num_replicas_in_sync
+        check_same_spec(parts, f"all_reduce ({op})")
         arrays = [t._data for t in parts]
         sources = [t._device for t in parts]
         outs = self._cross_device_ops.reduce_arrays(op, arrays, sources, list(self._devices))
@@ -322,73 +310,6 @@ class StrategyExtended:
         return Tensor(device.xp.concatenate(arrays, axis=axis), device)
 
 
-def reduce_to(
-    cross_ops: CrossDeviceOps,
-    reduce_op: Any,
-    value: Any,
-    destinations: Any,
-    num_replicas: int | None = None,
-) -> Any:
-    """Reduce `value` with `cross_ops` onto `destinations`; a Tensor for one destination device,
-    a Mirrored for several."""
-    op = as_reduce_op(reduce_op)
-    targets = _destination_devices(destinations)
-    if isinstance(value, MirroredVariable):
-        parts: list[Any] = list(value.values)
-    elif isinstance(value, DistributedValues):
-        parts = [v if isinstance(v, TensorLike) else convert_to_tensor(v) for v in value.values]
-    else:
-        if op == "SUM" and (num_replicas or 1) != 1:
-            raise ValueError(
-                f"A non-DistributedValues value {value!r} cannot be reduced with the given "
-                "reduce op ReduceOp.SUM: it is not per-replica, so the sum over replicas is "
-                "ambiguous. Produce it inside strategy.run, or use ReduceOp.MEAN."
-            )
-        parts = [value if isinstance(value, TensorLike) else convert_to_tensor(value)]
-    outs = cross_ops.reduce_arrays(
-        op, [p._data for p in parts], [p._device for p in parts], targets
-    )
-    tensors = [Tensor(a, d) for a, d in zip(outs, targets)]
-    return tensors[0] if len(tensors) == 1 else Mirrored(tensors)
-
-
-def _destination_devices(destinations: Any) -> list[backend.Device]:
-    if isinstance(destinations, MirroredVariable):
-        return list(destinations._devices)
-    if isinstance(destinations, DistributedValues):
-        return [v._device for v in destinations.values]
-    if isinstance(destinations, TensorLike):
-        return [destinations._device]
-    if isinstance(destinations, list | tuple):
-        return [resolve_device(d, "destinations") for d in destinations]
-    return [resolve_device(destinations, "destinations")]
-
-
-_KIND_INDEX = re.compile(r"(?i)(cpu|gpu)(?::(\d+))?$")
-
-
-def resolve_device(spec: Any, who: str) -> backend.Device:
-    """A logical device that must exist (no soft placement: a strategy needs real devices)."""
-    if isinstance(spec, backend.Device):
-        return spec
-    if spec is None:
-        return backend.current_device()
-    name = spec.name if hasattr(spec, "name") and not isinstance(spec, str) else spec
-    device = backend.parse_device(name)
-    m = _KIND_INDEX.search(str(name).strip())
-    if (
-        device is None
-        or m is None
-        or (device.kind != m.group(1).upper() or device.index != int(m.group(2) or 0))
-    ):
-        names = ", ".join(d.name for d in backend.list_logical_devices())
-        raise ValueError(
-            f"{who}: device {spec!r} does not exist. The logical devices are: {names}. "
-            "Split a physical device with tf.config.set_logical_device_configuration to get more."
-        )
-    return device
-
-
 # --- strategies -------------------------------------------------------------------------------
 
 
@@ -401,6 +322,12 @@ class Strategy:
     @property
     def extended(self) -> StrategyExtended:
         return self._extended
+
+    @property
+    def cluster_resolver(self) -> Any:
+        """The cluster resolver of a multi-worker strategy; None for single-process ones (as
+        in TF: `MirroredStrategy`, `OneDeviceStrategy` and the default strategy)."""
+        return None
 
     @property
     def num_replicas_in_sync(self) -> int:

@@ -84,6 +84,9 @@ def _split(leaf: Any, n: int, where: str) -> list[Any]:
     return [Tensor(p, device) if device is not None else p for p in pieces]
 
 
+_END = object()
+
+
 class DistributedIterator:
     """Yields one step's input: a `PerReplica` per leaf (the batch itself with one replica)."""
 
@@ -93,12 +96,26 @@ class DistributedIterator:
         self._strategy = strategy
         self._iterator = iterator
         self._take = take
+        self._step = 0
+        self._done = False
 
     def __iter__(self) -> DistributedIterator:
         return self
 
     def __next__(self) -> Any:
-        return self._take(self._iterator)
+        if self._done:
+            raise StopIteration
+        try:
+            batch = self._take(self._iterator)
+        except StopIteration:
+            batch = _END
+        # Across processes every worker must take a step, or none: checked here, at the step
+        # where they would diverge, instead of one worker waiting forever in the next collective.
+        if not self._strategy.extended._next_step(batch is not _END, self._step):
+            self._done = True
+            raise StopIteration
+        self._step += 1
+        return batch
 
     def get_next(self) -> Any:
         return next(self)

@@ -154,9 +154,22 @@ class MirroredVariable(Variable):
         self._copies = [data] + [_private_copy(data, d) for d in devices[1:]]
         return self
 
-    def _write(self, array: Any) -> None:
-        self._copies[0][...] = backend.to_device(array, self._devices[0])
+    def _update(self, fn: Callable[..., Any], *args: Any) -> MirroredVariable:
+        """`Variable._update` for every copy: `fn` updates the primary in place (where the
+        arguments, such as all-reduced gradients, live), then each replica's copy is set
+        equal to it. Only in cross-replica context: inside `strategy.run` each replica would
+        hand in its own arguments, so there it raises instead of letting the copies drift."""
+        if context.local_replica(self._strategy) is not None:
+            raise ValueError(
+                f"In-place update of MirroredVariable '{self._name}' inside strategy.run: each "
+                "replica would apply its own update and the copies would drift apart. Apply "
+                "it in cross-replica context: all-reduce the values first, then update inside "
+                "tf.distribute.get_replica_context().merge_call(fn) (optimizer.apply_gradients "
+                "does this for you)."
+            )
+        fn(self._copies[0], *args)
         self._broadcast_from_primary()
+        return self
 
     def _broadcast_from_primary(self) -> None:
         """Make every copy equal to the primary (after something wrote the primary in place)."""
@@ -182,7 +195,7 @@ class MirroredVariable(Variable):
         return Tensor(self._copies[0].copy(), self._devices[0])
 
     # --- writing: every copy, or (inside strategy.run) once per step through a merge ----------
-    def _update(
+    def _write_each(
         self,
         what: str,
         value: Any,
@@ -192,7 +205,7 @@ class MirroredVariable(Variable):
         if context.local_replica(self._strategy) is not None:
             # Inside strategy.run: the replicas' values are combined once, then written as below.
             self._merge_in_replica(
-                what, value, lambda combined: self._update(what, combined, write, shape_of)
+                what, value, lambda combined: self._write_each(what, combined, write, shape_of)
             )
             return self
         arr = self._value_array(value, shape_of(self._copies[0]), what)
@@ -233,7 +246,7 @@ class MirroredVariable(Variable):
         def write(copy: Any, v: Any) -> None:
             copy[...] = v
 
-        return self._update("assign", value, write, lambda c: tuple(c.shape))
+        return self._write_each("assign", value, write, lambda c: tuple(c.shape))
 
     def assign_add(
         self, delta: Any, use_locking: Any = None, name: Any = None, read_value: bool = True
@@ -241,7 +254,7 @@ class MirroredVariable(Variable):
         def write(copy: Any, v: Any) -> None:
             copy += v
 
-        return self._update("assign_add", delta, write, lambda c: tuple(c.shape))
+        return self._write_each("assign_add", delta, write, lambda c: tuple(c.shape))
 
     def assign_sub(
         self, delta: Any, use_locking: Any = None, name: Any = None, read_value: bool = True
@@ -249,13 +262,13 @@ class MirroredVariable(Variable):
         def write(copy: Any, v: Any) -> None:
             copy -= v
 
-        return self._update("assign_sub", delta, write, lambda c: tuple(c.shape))
+        return self._write_each("assign_sub", delta, write, lambda c: tuple(c.shape))
 
     def _assign_slice(self, key: Any, value: Any) -> MirroredVariable:
         def write(copy: Any, v: Any) -> None:
             copy[key] = v
 
-        return self._update("slice-assign", value, write, lambda c: tuple(c[key].shape))
+        return self._write_each("slice-assign", value, write, lambda c: tuple(c[key].shape))
 
     def scatter_nd_update(self, indices: Any, updates: Any) -> MirroredVariable:
         raw = indices._data if isinstance(indices, TensorLike) else indices

@@ -2,6 +2,12 @@
 
 Ops read a Variable's live array; `read_value()`, `value()`, `numpy()` and
 `tf.convert_to_tensor(v)` return copies, so a value read stays what it was.
+
+Writing has one entry below the public `assign*` methods: `Variable._update(fn, *args)` calls
+`fn(array, *args)`, which mutates the variable's array in place. Optimizers, metrics, restore
+and callbacks write state through it (or through `_write`, which is built on it), never by
+touching the array themselves, so a variable that keeps several copies (`MirroredVariable`)
+overrides that one method and every writer keeps its copies equal.
 """
 
 from __future__ import annotations
@@ -199,13 +205,30 @@ class Variable(TensorLike, metaclass=_VariableMeta):
                 )
         return arr
 
+    def _update(self, fn: Callable[..., Any], *args: Any) -> Variable:
+        """Change the value in place: `fn(array, *args)` mutates this variable's array.
+
+        The one in-place write entry for code outside `framework/` (optimizer rules, weight
+        decay, step counters, metrics, restore). `fn` must keep the array's shape and dtype
+        and should not keep a reference to it. Variables with several copies override this
+        method (`MirroredVariable` updates its primary copy, then every replica's). The
+        extra arguments avoid a closure per call on the optimizer's hot path.
+
+        >>> import operator
+        >>> v = Variable([1.0, 2.0])
+        >>> v._update(operator.isub, 0.5).numpy().tolist()
+        [0.5, 1.5]
+        """
+        fn(self._data, *args)
+        return self
+
     def _write(self, array: Any) -> None:
         """Overwrite the whole value with an already validated array (same shape and dtype).
 
-        Loaders and `set_weights` call this after checking everything, so one hook covers
-        variables that keep several copies (`MirroredVariable` writes every replica).
+        Loaders and `set_weights` call this after checking everything; it goes through
+        `_update`, so variables that keep several copies write every replica.
         """
-        self._data[...] = backend.to_device(array, self._device)
+        self._update(_overwrite, backend.to_device(array, self._device))
 
     def assign(self, value: Any, use_locking: Any = None, name: Any = None,
                read_value: bool = True) -> Variable:  # fmt: skip
@@ -249,6 +272,10 @@ class Variable(TensorLike, metaclass=_VariableMeta):
         new._data = self._data.copy()
         memo[id(self)] = new
         return new
+
+
+def _overwrite(array: Any, value: Any) -> None:
+    array[...] = value
 
 
 def _rebuild_variable(array: np.ndarray, name: str, trainable: bool) -> Variable:

@@ -19,7 +19,6 @@ from layerflow._src import backend
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.distribute.train_step import distributed_train_step
-from layerflow._src.distribute.values import MirroredVariable
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras import callbacks as callbacks_mod
 from layerflow._src.keras import compile_utils
@@ -449,11 +448,6 @@ class Trainer:
         batches = data.epoch()
         if strategy is None:
             return batches
-        # Writers that bypass `assign` (set_weights, load_weights, callbacks restoring weights)
-        # update only the primary copy of a mirrored variable; make the replicas agree first.
-        for v in self.weights:
-            if isinstance(v, MirroredVariable):
-                v._broadcast_from_primary()
         if not self.built:
             # Build once, in cross-replica context, so every weight is one mirrored variable
             # (replicas building concurrently would each add the weights).

@@ -2,18 +2,25 @@
 and the exponential moving average of the variables (`use_ema`, as tf_keras does it).
 
 Subclasses implement `build(var_list)` (create slots with `add_variable_from_reference`) and
-`update_step(gradient, variable)`. Built-in rules update `variable._data` in place through
-per-variable scratch buffers, so a step allocates no new parameter-sized arrays.
+`update_step(gradient, variable)`. Built-in rules update variables in place through
+`Variable._update` and per-variable scratch buffers, so a step allocates no new parameter-sized
+arrays and mirrored variables keep every copy equal.
+
+Inside `strategy.run` (a replica context), `apply_gradients` sums the gradients across replicas
+and applies them once, in cross-replica context, as Keras does under a `tf.distribute` strategy.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from layerflow._src.autodiff.tape import GradientTape
+from layerflow._src.distribute import context as distribute_context
+from layerflow._src.distribute.values import select_replica
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
@@ -300,7 +307,7 @@ class Optimizer(Trackable):
         for v in variables:
             if id(v) in self._exclude_ids or any(n in v.name for n in self._exclude_names):
                 continue
-            v._data *= v._data.dtype.type(1.0 - lr * wd)
+            v._update(operator.imul, v._data.dtype.type(1.0 - lr * wd))
 
     def apply_gradients(
         self,
@@ -311,9 +318,17 @@ class Optimizer(Trackable):
     ) -> Variable:
         """Apply one step of gradients; pairs whose gradient is None are skipped.
 
-        Returns `iterations` (after the increment), as Keras does.
+        Returns `iterations` (after the increment), as Keras does. Called inside
+        `strategy.run`, the gradients are first summed across replicas (unless
+        `skip_gradients_aggregation`, for gradients already all-reduced) and the update is
+        applied once, in cross-replica context, so every copy of a mirrored variable agrees.
         """
         pairs = list(grads_and_vars)
+        entry = distribute_context.top()
+        if entry is not None and entry.replica_context is not None:
+            return self._apply_from_replica(
+                entry.replica_context, pairs, skip_gradients_aggregation
+            )
         kept_g: list[Any] = []
         kept_v: list[Variable] = []
         for g, v in pairs:
@@ -353,11 +368,25 @@ class Optimizer(Trackable):
         self._apply(arrays, kept_g, kept_v, lr)
         if self.use_ema:
             self._ema_step(kept_v)
-        self._iterations._data += 1
+        self._iterations._update(operator.iadd, 1)
         for v in kept_v:
             if v.constraint is not None:
                 v.assign(v.constraint(v))
         return self._iterations
+
+    def _apply_from_replica(
+        self, ctx: Any, pairs: list[tuple[Any, Any]], skip_aggregation: bool
+    ) -> Variable:
+        grads = [g for g, _ in pairs]
+        variables = [v for _, v in pairs]
+        if not skip_aggregation:
+            grads = ctx.all_reduce("SUM", grads)
+
+        def apply(strategy: Any, grouped: Any) -> Variable:
+            # After the all-reduce every replica holds the same sum: apply the first's, once.
+            return self.apply_gradients(zip(select_replica(0, grouped), variables))
+
+        return ctx.merge_call(apply, args=(list(grads),))
 
     def _apply(
         self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float

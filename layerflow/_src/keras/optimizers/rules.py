@@ -1,16 +1,58 @@
 """The built-in update rules (Keras 2.11+ formulas), each written as in-place array updates.
 
-Every rule works on `variable._data` and its slots' arrays with `out=` buffers, so one step
-allocates nothing the size of a parameter (`Optimizer._buffer` keeps one scratch per variable).
+Every rule computes into `out=` buffers, so one step allocates nothing the size of a parameter
+(`Optimizer._buffer` keeps one scratch per variable), and writes each variable and slot through
+`Variable._update(fn, *args)` with one of the small kernels below: the state changes where the
+variable says (every copy of a mirrored variable), never behind its back.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from layerflow._src.framework.variables import Variable
 from layerflow._src.keras.optimizers.optimizer import Optimizer
+
+
+# --- in-place kernels: `fn(array, *args)` for Variable._update ------------------------------------
+def _decay_then_sub(m: Any, mom: float, buf: Any) -> None:
+    """Momentum: `m = mom * m - buf`."""
+    m *= mom
+    m -= buf
+
+
+def _nesterov(w: Any, buf: Any, m: Any, mom: float, xp: Any) -> None:
+    """`w += mom * m - buf`, with `buf` (lr * g) reused as scratch."""
+    w -= buf
+    xp.multiply(m, mom, out=buf)
+    w += buf
+
+
+def _moving_average(m: Any, g: Any, rate: float, buf: Any, xp: Any) -> None:
+    """`m += rate * (g - m)`."""
+    xp.subtract(g, m, out=buf)
+    buf *= rate
+    m += buf
+
+
+def _moving_average_sq(v: Any, g: Any, rate: float, buf: Any, xp: Any) -> None:
+    """`v += rate * (g^2 - v)`."""
+    xp.multiply(g, g, out=buf)
+    buf -= v
+    buf *= rate
+    v += buf
+
+
+def _running_max(vhat: Any, v: Any, xp: Any) -> None:
+    xp.maximum(vhat, v, out=vhat)
+
+
+def _scale_add(acc: Any, scale: float, buf: Any) -> None:
+    """`acc = scale * acc + buf`."""
+    acc *= scale
+    acc += buf
 
 
 class SGD(Optimizer):
@@ -52,22 +94,18 @@ class SGD(Optimizer):
     ) -> None:
         mom = self.momentum
         for g, v in zip(arrays, variables):
-            data = v._data
             buf = self._buffer(v)
             xp = v._device.xp
             xp.multiply(g, lr, out=buf)
             if not mom:
-                data -= buf
+                v._update(operator.isub, buf)
                 continue
-            m = self._slots[id(v)]["m"]._data
-            m *= mom
-            m -= buf
+            m = self._slots[id(v)]["m"]
+            m._update(_decay_then_sub, mom, buf)
             if self.nesterov:
-                data -= buf
-                xp.multiply(m, mom, out=buf)
-                data += buf
+                v._update(_nesterov, buf, m._data, mom, xp)
             else:
-                data += m
+                v._update(operator.iadd, m._data)
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
@@ -116,24 +154,17 @@ class Adam(Optimizer):
         for g, var in zip(arrays, variables):
             xp = var._device.xp
             slots = self._slots[id(var)]
-            m, v = slots["m"]._data, slots["v"]._data
             buf = self._buffer(var)
-            xp.subtract(g, m, out=buf)
-            buf *= 1.0 - b1
-            m += buf
-            xp.multiply(g, g, out=buf)
-            buf -= v
-            buf *= 1.0 - b2
-            v += buf
+            slots["m"]._update(_moving_average, g, 1.0 - b1, buf, xp)
+            slots["v"]._update(_moving_average_sq, g, 1.0 - b2, buf, xp)
+            v = slots["v"]._data
             if self.amsgrad:
-                vhat = slots["vhat"]._data
-                xp.maximum(vhat, v, out=vhat)
-                v = vhat
+                v = slots["vhat"]._update(_running_max, v, xp)._data
             xp.sqrt(v, out=buf)
             buf += self.epsilon
-            xp.divide(m, buf, out=buf)
+            xp.divide(slots["m"]._data, buf, out=buf)
             buf *= alpha
-            var._data -= buf
+            var._update(operator.isub, buf)
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -215,17 +246,13 @@ class RMSprop(Optimizer):
         for g, var in zip(arrays, variables):
             xp = var._device.xp
             slots = self._slots[id(var)]
-            vel = slots["velocity"]._data
             buf = self._buffer(var)
             xp.multiply(g, g, out=buf)
             buf *= 1.0 - rho
-            vel *= rho
-            vel += buf
+            vel = slots["velocity"]._update(_scale_add, rho, buf)._data
             if self.centered:
-                avg = slots["average_gradient"]._data
-                avg *= rho
                 xp.multiply(g, 1.0 - rho, out=buf)
-                avg += buf
+                avg = slots["average_gradient"]._update(_scale_add, rho, buf)._data
                 xp.multiply(avg, avg, out=buf)
                 xp.subtract(vel, buf, out=buf)
             else:
@@ -235,12 +262,10 @@ class RMSprop(Optimizer):
             xp.divide(g, buf, out=buf)
             buf *= lr
             if self.momentum > 0:
-                mom = slots["momentum"]._data
-                mom *= self.momentum
-                mom += buf
-                var._data -= mom
+                mom = slots["momentum"]._update(_scale_add, self.momentum, buf)._data
+                var._update(operator.isub, mom)
             else:
-                var._data -= buf
+                var._update(operator.isub, buf)
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -283,15 +308,14 @@ class Adagrad(Optimizer):
     ) -> None:
         for g, var in zip(arrays, variables):
             xp = var._device.xp
-            acc = self._slots[id(var)]["accumulator"]._data
             buf = self._buffer(var)
             xp.multiply(g, g, out=buf)
-            acc += buf
+            acc = self._slots[id(var)]["accumulator"]._update(operator.iadd, buf)._data
             xp.add(acc, self.epsilon, out=buf)
             xp.sqrt(buf, out=buf)
             xp.divide(g, buf, out=buf)
             buf *= lr
-            var._data -= buf
+            var._update(operator.isub, buf)
 
     def get_config(self) -> dict[str, Any]:
         return {
