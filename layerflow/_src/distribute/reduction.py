@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from layerflow._src import backend
-from layerflow._src.distribute.cross_device_ops import CrossDeviceOps
 from layerflow._src.distribute.values import DistributedValues, Mirrored, MirroredVariable
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import Tensor, TensorLike
@@ -45,7 +44,7 @@ def as_reduce_op(reduce_op: Any) -> str:
 
 
 def reduce_to(
-    cross_ops: CrossDeviceOps,
+    cross_ops: Any,  # a CrossDeviceOps (which imports this module: no import back)
     reduce_op: Any,
     value: Any,
     destinations: Any,
