@@ -549,7 +549,8 @@ def _noise_shape(noise_shape: Any, t: Any) -> tuple[int, ...]:
     from layerflow._src.ops.array_ops import _shape_tuple
 
     shape = tuple(t._data.shape)
-    dims = _shape_tuple([d if d is not None else shape[i] for i, d in enumerate(noise_shape)])
+    given = [d if d is not None else shape[i] for i, d in enumerate(noise_shape)]
+    dims = _shape_tuple(given, "dropout", "noise_shape")
     try:
         if np.broadcast_shapes(dims, shape) != shape:
             raise ValueError
