@@ -1,7 +1,8 @@
 """Fixtures for the hostile-file tests: sentinels in place of dangerous callables."""
 
 import pytest
-from hostile import install_sentinels
+
+from .hostile import install_sentinels
 
 
 @pytest.fixture

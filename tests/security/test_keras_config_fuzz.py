@@ -14,11 +14,12 @@ import types
 import zipfile
 
 import pytest
-from hostile import HOSTILE, install_sentinels, write_keras
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import layerflow as tf
+
+from .hostile import HOSTILE, install_sentinels, write_keras
 
 SENTINEL = "lf_fuzz_sentinel"
 

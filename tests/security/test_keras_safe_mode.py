@@ -11,12 +11,13 @@ import json
 
 import numpy as np
 import pytest
-from hostile import HOSTILE, layer, sequential, write_keras
 
 import layerflow as tf
 from layerflow._src.keras import serialization
 from layerflow._src.keras.saving import ModelFileError, config_json
 from layerflow._src.saving.weights_file import WeightsFileError
+
+from .hostile import HOSTILE, layer, sequential, write_keras
 
 HOSTILE_IDS = [f"{m}.{a}" for m, a in HOSTILE]
 # Ways a file can spell a dangerous name where a class or function name is expected.

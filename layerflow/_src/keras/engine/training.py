@@ -192,7 +192,9 @@ class Model(Trainer, Layer):
 
     def to_json(self, **kwargs: Any) -> str:
         """The architecture as JSON, for `tf.keras.models.model_from_json` (no weights)."""
-        return _saving_module().to_json(self, **kwargs)
+        from layerflow._src.keras.saving import model_config  # deferred: see save()
+
+        return model_config.to_json(self, **kwargs)
 
 
 def _as_tuples(shapes: Any) -> Any:
