@@ -3,7 +3,7 @@
 This module only re-exports; the implementation lives in `layerflow._src`.
 """
 
-from layerflow import config, dtypes, errors, image, linalg, math, nest, nn, random
+from layerflow import config, debugging, dtypes, errors, image, linalg, math, nest, nn, random
 from layerflow._src.autodiff.custom_gradient import custom_gradient
 from layerflow._src.autodiff.function import function
 from layerflow._src.autodiff.tape import GradientTape
@@ -56,6 +56,13 @@ from layerflow._src.ops.control_flow_ops import (
     while_loop,
 )
 from layerflow._src.ops.control_flow_ops import tuple_ as tuple  # noqa: A004 - TF's name
+from layerflow._src.ops.debugging_ops import (
+    Assert,
+    assert_equal,
+    assert_greater,
+    assert_less,
+    assert_rank,
+)
 from layerflow._src.ops.elementwise_more_ops import (
     acosh,
     asinh,
