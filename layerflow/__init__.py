@@ -3,7 +3,7 @@
 This module only re-exports; the implementation lives in `layerflow._src`.
 """
 
-from layerflow import config, dtypes, errors, image, linalg, math, nest, nn, random
+from layerflow import config, debugging, dtypes, errors, image, linalg, math, nest, nn, random
 from layerflow._src.autodiff.custom_gradient import custom_gradient
 from layerflow._src.autodiff.function import function
 from layerflow._src.autodiff.tape import GradientTape
@@ -40,6 +40,29 @@ from layerflow._src.ops.array_ops import (
     zeros,
 )
 from layerflow._src.ops.complex_ops import complex  # noqa: A004 - TF's name
+from layerflow._src.ops.control_flow_ops import (
+    case,
+    cond,
+    control_dependencies,
+    ensure_shape,
+    executing_eagerly,
+    get_static_value,
+    group,
+    identity_n,
+    newaxis,
+    no_op,
+    switch_case,
+    timestamp,
+    while_loop,
+)
+from layerflow._src.ops.control_flow_ops import tuple_ as tuple  # noqa: A004 - TF's name
+from layerflow._src.ops.debugging_ops import (
+    Assert,
+    assert_equal,
+    assert_greater,
+    assert_less,
+    assert_rank,
+)
 from layerflow._src.ops.elementwise_more_ops import (
     acosh,
     asinh,
@@ -66,6 +89,7 @@ from layerflow._src.ops.elementwise_ops import (
     sinh,
     tan,
 )
+from layerflow._src.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map
 from layerflow._src.ops.gather_ops import (
     boolean_mask,
     gather,

@@ -8,3 +8,16 @@ from layerflow._src.ops.random_ops import (
     truncated_normal,
     uniform,
 )
+from layerflow._src.ops.stateless_random_ops import (
+    fold_in,
+    gamma,
+    poisson,
+    split,
+    stateless_binomial,
+    stateless_categorical,
+    stateless_gamma,
+    stateless_normal,
+    stateless_poisson,
+    stateless_truncated_normal,
+    stateless_uniform,
+)

@@ -1,0 +1,28 @@
+"""`tf.debugging`: assertions on values, shapes and dtypes, and `check_numerics`."""
+
+from layerflow._src.ops.debugging_ops import (
+    Assert,
+    assert_all_finite,
+    assert_equal,
+    assert_greater,
+    assert_greater_equal,
+    assert_integer,
+    assert_less,
+    assert_less_equal,
+    assert_near,
+    assert_negative,
+    assert_non_negative,
+    assert_non_positive,
+    assert_none_equal,
+    assert_positive,
+    assert_proper_iterable,
+    assert_rank,
+    assert_rank_at_least,
+    assert_rank_in,
+    assert_same_float_dtype,
+    assert_scalar,
+    assert_shapes,
+    assert_type,
+    check_numerics,
+    is_numeric_tensor,
+)
