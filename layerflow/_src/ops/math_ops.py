@@ -432,9 +432,9 @@ def _matmul(xp: Any, a: Any, b: Any, transpose_a: bool = False, transpose_b: boo
             "Use tf.tensordot or tf.linalg.matvec for vectors.",
         )
     if transpose_a:
-        a = xp.swapaxes(a, -1, -2)
+        a = a.swapaxes(-1, -2)  # the method: NumPy's function is a Python wrapper
     if transpose_b:
-        b = xp.swapaxes(b, -1, -2)
+        b = b.swapaxes(-1, -2)
     try:
         return xp.matmul(a, b)
     except ValueError:  # explain the common mistake; other mismatches get the generic message
