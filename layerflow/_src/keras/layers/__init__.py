@@ -47,12 +47,12 @@ from layerflow._src.keras.layers.pooling import (
 from layerflow._src.keras.layers.regularization import Dropout
 from layerflow._src.keras.layers.reshaping import Permute, RepeatVector, Reshape
 
+# isort: split
 # --- attention, einsum, shape, noise and normalization layers (h-klayers) ---
 from layerflow._src.keras.layers.attention import MultiHeadAttention
-from layerflow._src.keras.layers.einsum_dense import EinsumDense
 from layerflow._src.keras.layers.dense_attention import AdditiveAttention, Attention
+from layerflow._src.keras.layers.einsum_dense import EinsumDense
 from layerflow._src.keras.layers.merging_dot import Dot, dot
-from layerflow._src.keras.layers.normalization_extra import GroupNormalization, UnitNormalization
 from layerflow._src.keras.layers.noise import (
     ActivityRegularization,
     AlphaDropout,
@@ -62,6 +62,7 @@ from layerflow._src.keras.layers.noise import (
     SpatialDropout2D,
     SpatialDropout3D,
 )
+from layerflow._src.keras.layers.normalization_extra import GroupNormalization, UnitNormalization
 from layerflow._src.keras.layers.spatial_reshaping import (
     Cropping1D,
     Cropping2D,

@@ -187,9 +187,12 @@ class MultiHeadAttention(Layer):
     # --- building -------------------------------------------------------------------------------
     def _sublayer_kwargs(self) -> dict[str, Any]:
         # Fresh initializer objects per sublayer: a shared seeded initializer would repeat values.
+        def fresh(init: Any) -> Any:
+            return initializers.get(initializers.serialize(init))
+
         return {
-            "kernel_initializer": initializers.get(initializers.serialize(self._kernel_initializer)),
-            "bias_initializer": initializers.get(initializers.serialize(self._bias_initializer)),
+            "kernel_initializer": fresh(self._kernel_initializer),
+            "bias_initializer": fresh(self._bias_initializer),
             "kernel_regularizer": self._kernel_regularizer,
             "bias_regularizer": self._bias_regularizer,
             "activity_regularizer": self._activity_regularizer,
@@ -231,8 +234,8 @@ class MultiHeadAttention(Layer):
                 f"MultiHeadAttention '{self.name}': attention_axes {self._attention_axes} must "
                 f"name axes between the batch axis and the features of a rank-{q.rank} query."
             )
-        self._dot_product_equation, self._combine_equation, scores_rank = (
-            build_attention_equation(rank, axes)
+        self._dot_product_equation, self._combine_equation, scores_rank = build_attention_equation(
+            rank, axes
         )
         norm_axes = tuple(range(scores_rank - len(axes), scores_rank))
         self._softmax = Softmax(axis=norm_axes, dtype=self._dtype)

@@ -75,7 +75,8 @@ class _BaseDenseAttention(Layer):
         return math_ops.matmul(weights, value), weights
 
     def call(self, inputs: Any, mask: Any = None, training: Any = None,
-             return_attention_scores: bool = False, use_causal_mask: bool = False) -> Any:  # fmt: skip
+             return_attention_scores: bool = False,
+             use_causal_mask: bool = False) -> Any:  # fmt: skip
         self._validate(inputs, mask)
         q, v = inputs[0], inputs[1]
         k = inputs[2] if len(inputs) > 2 else v

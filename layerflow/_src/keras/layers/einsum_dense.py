@@ -106,8 +106,7 @@ def _analyze_split(match: Any, bias_axes: str | None, input_shape: list, output_
         for c in bias_axes:
             if c not in output_spec:
                 raise ValueError(
-                    f"EinsumDense: bias axis {c!r} is not part of the output spec "
-                    f"{output_spec!r}."
+                    f"EinsumDense: bias axis {c!r} is not part of the output spec {output_spec!r}."
                 )
         sizes = {c: out[out_map[c]] for c in output_spec}
         first = min(output_spec.find(c) for c in bias_axes)

@@ -149,8 +149,7 @@ class UnitNormalization(Layer):
             self.axis = axis
         else:
             raise TypeError(
-                "UnitNormalization: axis must be an int or a list/tuple of ints, got "
-                f"{axis!r}."
+                f"UnitNormalization: axis must be an int or a list/tuple of ints, got {axis!r}."
             )
         self.supports_masking = True
 

@@ -35,8 +35,7 @@ _KERAS_INTERPOLATIONS = (
 def _ints(value: Any, n: int, name: str, owner: str, minimum: int) -> tuple[int, ...]:
     items = (value,) * n if isinstance(value, (int, np.integer)) else tuple(value)
     if len(items) != n or not all(
-        isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= minimum
-        for v in items
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= minimum for v in items
     ):
         raise ValueError(
             f"{owner}: `{name}` must be an int >= {minimum} or a tuple of {n} such ints, got "
@@ -83,7 +82,7 @@ class _Spatial(Layer):
         return list(range(first, first + self.rank))
 
 
-# --- UpSampling ------------------------------------------------------------------------------------
+# --- UpSampling ----------------------------------------------------------------------------------
 
 
 def _upsample_axis(x: Any, axis: int, factor: int, method: str) -> Any:
@@ -197,7 +196,7 @@ class UpSampling3D(_UpSampling):
         return {**super().get_config(), "size": self.size, "data_format": self.data_format}
 
 
-# --- ZeroPadding and Cropping -----------------------------------------------------------------------
+# --- ZeroPadding and Cropping --------------------------------------------------------------------
 
 
 class _Padding(_Spatial):
