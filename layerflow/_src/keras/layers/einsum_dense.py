@@ -29,8 +29,8 @@ def analyze_einsum_string(equation: str, bias_axes: str | None, input_shape: Any
                           output_shape: Any) -> tuple[list, list | None, list]:  # fmt: skip
     """(kernel shape, bias shape or None, full output shape) for `equation` (Keras's rule).
 
-    >>> analyze_einsum_string("ab,bc->ac", "c", (None, 4), 3)
-    ([4, 3], [3], [None, 3])
+    >>> analyze_einsum_string("abc,cd->abd", "d", (None, 5, 4), (None, 3))
+    ([4, 3], [3], [None, 5, 3])
     >>> analyze_einsum_string("...b,bc->...c", None, (2, 5, 4), 3)
     ([4, 3], None, [2, 5, 3])
     """
@@ -79,6 +79,8 @@ def _analyze_split(match: Any, bias_axes: str | None, input_shape: list, output_
                     f"disagree on dimension {d!r}: {got} vs {want}."
                 )
     for d in output_spec:
+        if d in in_map and out[out_map[d]] is None:
+            out[out_map[d]] = input_shape[in_map[d]]  # a None output size is the input's
         if d not in input_spec and d not in weight_spec:
             raise ValueError(
                 f"EinsumDense: dimension {d!r} of the output spec {output_spec!r} is in neither "
