@@ -17,10 +17,11 @@ def cases() -> list[tuple[str, str, dict, object, dict]]:
         return rng.random(shape) > 0.3
 
     out = [
-        ("mha_basic", "MultiHeadAttention", {"num_heads": 2, "key_dim": 3}, [r(2, 5, 6), r(2, 7, 8)], {}),
+        ("mha_basic", "MultiHeadAttention", {"num_heads": 2, "key_dim": 3},
+         [r(2, 5, 6), r(2, 7, 8)], {}),
         ("mha_causal_out", "MultiHeadAttention",
-         {"num_heads": 2, "key_dim": 3, "value_dim": 4, "output_shape": 5}, [r(2, 5, 6), r(2, 5, 8)],
-         {"use_causal_mask": True}),
+         {"num_heads": 2, "key_dim": 3, "value_dim": 4, "output_shape": 5},
+         [r(2, 5, 6), r(2, 5, 8)], {"use_causal_mask": True}),
         ("mha_axes", "MultiHeadAttention", {"num_heads": 3, "key_dim": 2, "attention_axes": (2, 3)},
          [r(2, 3, 4, 5, 6), r(2, 3, 2, 3, 6)], {}),
         ("mha_mask_nobias", "MultiHeadAttention", {"num_heads": 2, "key_dim": 3, "use_bias": False},

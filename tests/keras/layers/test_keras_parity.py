@@ -3,12 +3,11 @@ weights. The oracle values come from real tf_keras (`make_fixtures.py`), stored 
 
 import pathlib
 
+import keras_cases
 import numpy as np
 import pytest
 
 import layerflow as tf
-
-import keras_cases
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 REF = np.load(FIXTURES / "keras2_layers.npz")
