@@ -1,9 +1,10 @@
 """The rest of Keras 2's losses: hinge family, log-cosh, Poisson, cosine similarity, MAPE, MSLE,
 and the focal cross-entropies; function forms and classes, with tf_keras's formulas.
 
-This module builds on `losses` (the `Loss` classes and helpers) and adds its names to the
-lookup tables of `losses.get`/`deserialize` through `losses.register_builtins`; `losses` imports
-it at its end, so whichever of the two is imported first, both are complete.
+An import cycle with `losses`, on purpose: this module builds on `losses` (the `Loss` classes
+and helpers) and adds its names to the lookup tables of `losses.get`/`deserialize` through
+`losses.register_builtins`, and `losses` imports it after those tables, so whichever of the two
+is imported first, both are complete (`losses.py` would pass 600 lines with these inside).
 """
 
 from __future__ import annotations

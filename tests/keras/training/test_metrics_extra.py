@@ -181,8 +181,8 @@ def test_iou_family():
     m = M.MeanIoU(3, ignore_class=1)
     m.update_state(LAB, PRED)
     keep = LAB != 1
-    np.testing.assert_allclose(m.result().numpy(),
-                               np_iou(LAB[keep], PRED[keep], 1.0, 3, [0, 1, 2]), rtol=1e-5)  # fmt: skip
+    want = np_iou(LAB[keep], PRED[keep], 1.0, 3, [0, 1, 2])
+    np.testing.assert_allclose(m.result().numpy(), want, rtol=1e-5)
     onehot_t, onehot_p = np.eye(3)[LAB], np.eye(3)[PRED] * 0.8 + 0.05
     m = M.OneHotMeanIoU(3)
     m.update_state(onehot_t, onehot_p)
@@ -262,8 +262,9 @@ def test_r2_score(aggregation):
     ss_tot = ((POS - mean) ** 2 * w).sum(0)
     ss_res = ((POS - POS2) ** 2 * w).sum(0)
     raw = 1 - ss_res / ss_tot
-    want = {"uniform_average": raw.mean(), None: raw,
-            "variance_weighted_average": (ss_tot * raw).sum() / ss_tot.sum()}[aggregation]  # fmt: skip
+    weighted = (ss_tot * raw).sum() / ss_tot.sum()
+    want = {"uniform_average": raw.mean(), None: raw, "variance_weighted_average": weighted}
+    want = want[aggregation]
     np.testing.assert_allclose(got, want, rtol=1e-4)
 
 

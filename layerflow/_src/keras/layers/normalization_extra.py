@@ -25,7 +25,7 @@ class GroupNormalization(Layer):
     >>> import layerflow as tf
     >>> y = tf.keras.layers.GroupNormalization(groups=2)(tf.constant([[1.0, 3.0, 0.0, 4.0]]))
     >>> y.numpy().round(3)
-    array([[-0.999,  0.999, -1.   ,  1.   ]], dtype=float32)
+    array([[-1.,  1., -1.,  1.]], dtype=float32)
     """
 
     def __init__(self, groups: int = 32, axis: int = -1, epsilon: float = 1e-3,
