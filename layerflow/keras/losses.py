@@ -30,3 +30,32 @@ from layerflow._src.keras.losses import (
     serialize,
     sparse_categorical_crossentropy,
 )
+
+# isort: split
+from layerflow._src.keras.losses_extra import (
+    MAPE,
+    MSLE,
+    BinaryFocalCrossentropy,
+    CategoricalFocalCrossentropy,
+    CategoricalHinge,
+    CosineSimilarity,
+    Hinge,
+    LogCosh,
+    MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError,
+    Poisson,
+    SquaredHinge,
+    binary_focal_crossentropy,
+    categorical_focal_crossentropy,
+    categorical_hinge,
+    cosine_similarity,
+    hinge,
+    log_cosh,
+    logcosh,
+    mape,
+    mean_absolute_percentage_error,
+    mean_squared_logarithmic_error,
+    msle,
+    poisson,
+    squared_hinge,
+)

@@ -31,5 +31,63 @@ from layerflow._src.keras.metrics import (
     top_k_categorical_accuracy,
 )
 
+# isort: split
+from layerflow._src.keras.confusion_metrics_extra import (
+    BinaryIoU,
+    FalseNegatives,
+    FalsePositives,
+    IoU,
+    MeanIoU,
+    OneHotIoU,
+    OneHotMeanIoU,
+    PrecisionAtRecall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+    TrueNegatives,
+    TruePositives,
+)
+from layerflow._src.keras.losses import (
+    binary_crossentropy,
+    categorical_crossentropy,
+    kl_divergence,
+    sparse_categorical_crossentropy,
+)
+from layerflow._src.keras.losses_extra import (
+    binary_focal_crossentropy,
+    categorical_focal_crossentropy,
+    hinge,
+    log_cosh,
+    logcosh,
+    mean_absolute_percentage_error,
+    mean_squared_logarithmic_error,
+    poisson,
+    squared_hinge,
+)
+from layerflow._src.keras.metrics_extra import (
+    BinaryCrossentropy,
+    CategoricalCrossentropy,
+    CategoricalHinge,
+    CosineSimilarity,
+    F1Score,
+    FBetaScore,
+    Hinge,
+    KLDivergence,
+    LogCoshError,
+    MeanAbsolutePercentageError,
+    MeanRelativeError,
+    MeanSquaredLogarithmicError,
+    MeanTensor,
+    Poisson,
+    R2Score,
+    RootMeanSquaredError,
+    SparseCategoricalCrossentropy,
+    SquaredHinge,
+)
+
+kld = KLD = kullback_leibler_divergence = kl_divergence
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
+
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error

@@ -432,6 +432,20 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+# --- the other Keras 2 losses ------------------------------------------------------------------
+# They live in `losses_extra` (which builds on the classes above) and add themselves to the two
+# tables through `register_builtins`, whichever module is imported first.
+
+
+def register_builtins(classes: dict[str, type], functions: dict[str, Callable[..., Any]]) -> None:
+    """Make built-in loss classes and functions known to `get` and `deserialize` by name."""
+    _CLASSES.update(classes)
+    _FUNCTIONS.update(functions)
+
+
+from layerflow._src.keras import losses_extra as _losses_extra  # noqa: E402, F401
+
+
 def get(identifier: Any) -> Any:
     """A loss from a name (function or class name), a Loss instance, a class or a function.
 

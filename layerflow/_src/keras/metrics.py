@@ -233,6 +233,47 @@ _CLASSES = {
 }
 
 
+# --- the other Keras 2 metrics (metrics_extra, confusion_metrics_extra) --------------------------
+# isort: split
+from . import confusion_metrics_extra as _confusion_extra  # noqa: E402
+from . import metrics_extra as _extra  # noqa: E402
+
+_NEW_CLASSES = [
+    getattr(module, name)
+    for module, names in (
+        (_extra, ("Hinge", "SquaredHinge", "CategoricalHinge", "KLDivergence", "Poisson",
+                  "LogCoshError", "CosineSimilarity", "MeanAbsolutePercentageError",
+                  "MeanSquaredLogarithmicError", "RootMeanSquaredError", "BinaryCrossentropy",
+                  "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "MeanRelativeError",
+                  "MeanTensor", "FBetaScore", "F1Score", "R2Score")),
+        (_confusion_extra, _confusion_extra.__all__),
+    )
+    for name in names
+]  # fmt: skip
+_CLASSES.update({c.__name__: c for c in _NEW_CLASSES})
+_BY_NAME.update(
+    {
+        "hinge": _extra.Hinge,
+        "squared_hinge": _extra.SquaredHinge,
+        "categorical_hinge": _extra.CategoricalHinge,
+        "kld": _extra.KLDivergence,
+        "kl_divergence": _extra.KLDivergence,
+        "kullback_leibler_divergence": _extra.KLDivergence,
+        "poisson": _extra.Poisson,
+        "logcosh": _extra.LogCoshError,
+        "log_cosh": _extra.LogCoshError,
+        "cosine_similarity": _extra.CosineSimilarity,
+        "mape": _extra.MeanAbsolutePercentageError,
+        "mean_absolute_percentage_error": _extra.MeanAbsolutePercentageError,
+        "msle": _extra.MeanSquaredLogarithmicError,
+        "mean_squared_logarithmic_error": _extra.MeanSquaredLogarithmicError,
+        "binary_crossentropy": _extra.BinaryCrossentropy,
+        "categorical_crossentropy": _extra.CategoricalCrossentropy,
+        "sparse_categorical_crossentropy": _extra.SparseCategoricalCrossentropy,
+    }
+)
+
+
 def get(identifier: Any) -> Any:
     """A metric (instance or function) from a name, a class name, an instance or a function.
 

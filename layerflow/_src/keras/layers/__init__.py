@@ -46,3 +46,30 @@ from layerflow._src.keras.layers.pooling import (
 )
 from layerflow._src.keras.layers.regularization import Dropout
 from layerflow._src.keras.layers.reshaping import Permute, RepeatVector, Reshape
+
+# isort: split
+# --- attention, einsum, shape, noise and normalization layers (h-klayers) ---
+from layerflow._src.keras.layers.attention import MultiHeadAttention
+from layerflow._src.keras.layers.dense_attention import AdditiveAttention, Attention
+from layerflow._src.keras.layers.einsum_dense import EinsumDense
+from layerflow._src.keras.layers.merging_dot import Dot, dot
+from layerflow._src.keras.layers.noise import (
+    ActivityRegularization,
+    AlphaDropout,
+    GaussianDropout,
+    GaussianNoise,
+    SpatialDropout1D,
+    SpatialDropout2D,
+    SpatialDropout3D,
+)
+from layerflow._src.keras.layers.normalization_extra import GroupNormalization, UnitNormalization
+from layerflow._src.keras.layers.spatial_reshaping import (
+    Cropping1D,
+    Cropping2D,
+    Cropping3D,
+    UpSampling1D,
+    UpSampling2D,
+    UpSampling3D,
+    ZeroPadding1D,
+    ZeroPadding3D,
+)
