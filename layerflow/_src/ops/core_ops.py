@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.autodiff import tape as _tape
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import errors
 from layerflow._src.framework.tensor import Tensor
@@ -207,13 +206,6 @@ def _reduce_mean(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> A
 @_reduce_mean.grad
 def _(dy: Any, out: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     n = x._data.size // max(out._data.size, 1)
-    if axis is None and not _tape._state.tapes:
-        # The mean of everything (a loss): every element gets dy / n; one array, no ops to
-        # record (the composed form below is what an outer tape differentiates).
-        xa = x._data
-        xp = x._device.xp
-        return Tensor(xp.full(xa.shape, dy._data / xp.asarray(n, dtype=xa.dtype), xa.dtype),
-                      x._device)  # fmt: skip
     return _real_div(_reduction_grad(dy, x, axis, keepdims), Tensor(
         x._device.xp.asarray(n, dtype=x._data.dtype), x._device))  # fmt: skip
 
