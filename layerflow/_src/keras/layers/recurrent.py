@@ -224,7 +224,7 @@ class RNN(Layer):
                     getattr(cell, reset)()
         states = self._initial_states(inputs, initial_state)
         fusable = getattr(self.cell, "_fusable", None)
-        if not constants and fusable is not None and fusable():
+        if constants is None and fusable is not None and fusable():
             output, new_states = self._run_fused(cells, inputs, states, mask, training)
         else:
             output, new_states = self._run_steps(inputs, states, mask, training, constants)
@@ -322,7 +322,7 @@ class RNN(Layer):
         kwargs = {}
         if _takes(cell, "training"):
             kwargs["training"] = training
-        if constants:
+        if constants is not None:
             if not _takes(cell, "constants"):
                 raise ValueError(
                     f"RNN cell {cell!r} does not support constants: its call() has no "
