@@ -138,15 +138,17 @@ def test_gradients_match_float64_differences(kind, masked, dropped):
                   (False, True, True, True)]:  # fmt: skip
         xw, h0, c0, u, b, mask, rmask = _data(kind, masked=masked, dropped=dropped,
                                                time_major=flags[0], seed=1)  # fmt: skip
-        if kind == "lstm":
-            fn = lambda xw, h0, c0, u: _flat(_call(kind, xw, h0, c0, u, None, mask, rmask, flags))  # noqa: E731
-            inputs = [xw, h0, c0, u]
-        elif kind in ("gru", "gru_v1"):
-            fn = lambda xw, h0, u, b: _flat(_call(kind, xw, h0, None, u, b, mask, rmask, flags))  # noqa: E731
-            inputs = [xw, h0, u, b]
-        else:
-            fn = lambda xw, h0, u: _flat(_call(kind, xw, h0, None, u, None, mask, rmask, flags))  # noqa: E731
-            inputs = [xw, h0, u]
+        c0_ = c0 if kind == "lstm" else None
+        b_ = b if kind in ("gru", "gru_v1") else None
+
+        def fn(*ts, mask=mask, rmask=rmask, flags=flags, c0_=c0_, b_=b_):
+            xw, h0, *rest = ts
+            c0 = rest.pop(0) if c0_ is not None else None
+            u = rest.pop(0)
+            b = rest.pop(0) if b_ is not None else None
+            return _flat(_call(kind, xw, h0, c0, u, b, mask, rmask, flags))
+
+        inputs = [a for a in (xw, h0, c0_, u, b_) if a is not None]
         check_op(fn, inputs, None, dtypes=("float64",), grad_rtol=1e-5, grad_atol=1e-7)
 
 
@@ -248,5 +250,6 @@ def test_bad_shapes_are_reported_with_the_expected_sizes():
         rnn_ops.lstm_sequence(tf.constant(xw), tf.constant(h0), tf.constant(c0), tf.constant(u),
                               mask=np.ones((4, 3), bool))  # fmt: skip
     with pytest.raises(ValueError, match="activation must be one of"):
-        rnn_ops.simple_rnn_sequence(tf.constant(xw[..., :2]), tf.constant(h0), tf.constant(u[:, :2]),
-                                    activation="elu")  # fmt: skip
+        rnn_ops.simple_rnn_sequence(
+            tf.constant(xw[..., :2]), tf.constant(h0), tf.constant(u[:, :2]), activation="elu"
+        )
