@@ -10,6 +10,11 @@ cell is a built-in one with its standard activations.
 Dropout masks (Keras's `DropoutRNNCellMixin`): a cell draws its input and recurrent dropout
 masks once per sequence, while training, and reuses them at every step; `RNN` forgets them at
 the start of each call (`reset_dropout_mask`, `reset_recurrent_dropout_mask`).
+
+Import cycle (layers, recurrent, rnn_wrappers): `deserialize_layer`, with which `recurrent`'s
+`RNN` and `rnn_wrappers`' wrappers rebuild the layers nested in their configs, reads the
+built-in classes from the `layers` package, which imports those modules. It imports the
+package when called, never at import time (as `Sequential.from_config` does).
 """
 
 from __future__ import annotations
