@@ -185,6 +185,13 @@ def test_masked_steps_carry_the_state_and_repeat_the_output(kind, zero):
     np.testing.assert_allclose(short(x[:1, :3])[1].numpy()[0], states[0].numpy()[0], rtol=1e-5)
 
 
+def test_compute_mask_passes_the_mask_on_with_sequences_only():
+    m = tf.constant(MASK)
+    assert L.LSTM(2, return_sequences=True).compute_mask(X, m) is m
+    assert L.LSTM(2).compute_mask(X, m) is None
+    assert L.GRU(2, return_sequences=True, return_state=True).compute_mask(X, m) == [m, None]
+
+
 # --- states -------------------------------------------------------------------------------------
 def test_initial_state_positional_as_d2l_writes_it():
     cell = L.LSTMCell(3)

@@ -390,6 +390,15 @@ class RNN(Layer):
                 var.assign(a)
 
     # --- shapes and config --------------------------------------------------------------------
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The time-step mask goes on with the output sequence; a last output has none."""
+        if isinstance(mask, list):
+            mask = mask[0]
+        out = mask if self.return_sequences else None
+        if self.return_state:
+            return [out] + [None] * len(_state_sizes(self.cell))
+        return out
+
     def compute_output_shape(self, input_shape: Any) -> Any:
         if _is_shape_list(input_shape):
             input_shape = input_shape[0]
