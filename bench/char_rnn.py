@@ -12,6 +12,11 @@ is downloaded. Each framework runs the same steps in its own process:
   and PyTorch's `nn.LSTM`.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/char_rnn.py [--steps 200]
+        [--threads N]
+
+`--threads N` caps every framework's CPU threads (OpenBLAS/OpenMP for layerflow and NumPy,
+TF's intra-op pool, torch's): on a machine shared with other jobs, BLAS threads that spin
+waiting for a core can make small GEMMs ten times slower, so compare at one thread there.
 """
 
 from __future__ import annotations
@@ -115,12 +120,23 @@ def w_layerflow(name, steps):
     _common.emit(name, times, loss)
 
 
+def _threads():
+    import os
+
+    n = os.environ.get("CHAR_RNN_THREADS")
+    return int(n) if n else None
+
+
 def w_tf_keras(name, steps):
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
     import tf_keras as keras
+
+    if _threads():
+        tf.config.threading.set_intra_op_parallelism_threads(_threads())
+        tf.config.threading.set_inter_op_parallelism_threads(1)
 
     kind = name.split()[1]
     if "fit" in name:
@@ -133,6 +149,8 @@ def w_tf_keras(name, steps):
 def w_torch(name, steps):
     import torch
 
+    if _threads():
+        torch.set_num_threads(_threads())
     xs, ys = _corpus(steps + WARMUP)
     lstm = torch.nn.LSTM(VOCAB, HIDDEN)
     head = torch.nn.Linear(HIDDEN, VOCAB)
@@ -172,6 +190,7 @@ def main():
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--worker")
     ap.add_argument("--only", help="comma-separated worker names")
+    ap.add_argument("--threads", type=int, help="cap every framework's CPU threads")
     args = ap.parse_args()
     if args.worker:
         {n: f for n, _, f in WORKERS}[args.worker](args.worker, args.steps)
@@ -179,6 +198,10 @@ def main():
     env = {k: v for k, v in __import__("os").environ.items()
            if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}  # fmt: skip
     env["PYTHONPATH"] = str(_common.ROOT)
+    if args.threads:
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                    "CHAR_RNN_THREADS"):  # fmt: skip
+            env[var] = str(args.threads)
     results = []
     for name, python, _ in WORKERS:
         if args.only and name not in args.only.split(","):
@@ -196,8 +219,9 @@ def main():
         results.append(json.loads(lines[-1][len("RESULT ") :]))
         print(f"  {name}: done", file=sys.stderr, flush=True)
     base = next((r for r in results if r["name"] == "tf_keras LSTM tape"), None)
+    threads = f", {args.threads} thread(s) each" if args.threads else ""
     print(f"char-RNN: vocab {VOCAB}, hidden {HIDDEN}, {STEPS} steps x batch {BATCH}, "
-          f"{args.steps} SGD steps")  # fmt: skip
+          f"{args.steps} SGD steps{threads}")  # fmt: skip
     print(f"{'run':<28}{'median ms/step':>16}{'vs tf_keras tape':>18}{'final loss':>12}"
           f"{'peak RSS MiB':>14}")  # fmt: skip
     for r in results:
