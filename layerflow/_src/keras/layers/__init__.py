@@ -44,6 +44,20 @@ from layerflow._src.keras.layers.pooling import (
     MaxPooling1D,
     MaxPooling2D,
 )
+from layerflow._src.keras.layers.recurrent import (
+    GRU,
+    LSTM,
+    RNN,
+    AbstractRNNCell,
+    Bidirectional,
+    GRUCell,
+    LSTMCell,
+    SimpleRNN,
+    SimpleRNNCell,
+    StackedRNNCells,
+    TimeDistributed,
+    Wrapper,
+)
 from layerflow._src.keras.layers.regularization import Dropout
 from layerflow._src.keras.layers.reshaping import Permute, RepeatVector, Reshape
 
