@@ -195,16 +195,19 @@ class Layer(LayerState):
             raise TypeError(f"{who(self)} was called without inputs: call it as layer(x).")
         info = call_info(type(self))
         ctx = call_context
-        training = kwargs.get("training")
+        pos = info.training_position
+        positional = pos is not None and len(args) > pos
+        training = args[pos] if positional else kwargs.get("training")
         if training is None:
             training = ctx.training
             if training is None:
                 training = info.training_default
-        if info.expects_training:
-            if training is not None or "training" in kwargs:
-                kwargs["training"] = training
-        else:
+        if not info.expects_training:
             kwargs.pop("training", None)
+        elif not positional:
+            # Keras 2 always passes `training` (None when nothing sets it) to a call that names
+            # it, even without a default, or that takes **kwargs.
+            kwargs["training"] = training
         if isinstance(inputs, TensorLike):
             inputs = self._convert_one(inputs)
         elif is_symbolic(inputs):
