@@ -76,6 +76,11 @@ class Layer(LayerState):
     """
 
     _sorted_tracking = False
+    # Layers that compute in floating point with their own weights (Dense, Conv, BatchNorm...)
+    # set this: every numeric input (int, uint8 images, bool, other floats) is cast to the
+    # compute dtype, as tf.keras's Dense does. Other layers cast only floating inputs (autocast)
+    # and keep integer inputs integer (Flatten, MaxPooling, Reshape...), as in tf.keras.
+    _cast_inputs_to_compute_dtype = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -265,13 +270,31 @@ class Layer(LayerState):
             else:
                 return x
         have = x._data.dtype
-        if have.kind == "f" and self._autocast:
+        if (have.kind == "f" and self._autocast) or (
+            self._cast_inputs_to_compute_dtype and have.kind in "fiub"
+        ):
             want = self.__dict__.get("_np_dtype")
             if want is None:
                 want = self.__dict__["_np_dtype"] = dtypes.as_dtype(self.dtype).np
             if have != want and want.kind == "f":
                 return math_ops.cast(x, want)
         return x
+
+    def _cast_symbolic(self, inputs: Any) -> Any:
+        """The KerasTensors this layer's `call` sees: numeric inputs in the compute dtype."""
+
+        def cast(kt: Any) -> Any:
+            if not isinstance(kt, KerasTensor) or kt.dtype.name == self.dtype:
+                return kt
+            if kt.dtype.is_floating or (
+                self._cast_inputs_to_compute_dtype and (kt.dtype.is_integer or kt.dtype.is_bool)
+            ):
+                return KerasTensor(kt.shape, self.dtype)
+            return kt
+
+        if not self._cast_inputs_to_compute_dtype and not self._autocast:
+            return inputs
+        return nest.map_structure(cast, inputs)
 
     def _maybe_build(self, inputs: Any) -> None:
         if self._input_spec is not None:
@@ -297,7 +320,7 @@ class Layer(LayerState):
             self._maybe_build(inputs)
         elif self._input_spec is not None:
             input_spec_mod.assert_input_compatibility(self._input_spec, inputs, self)
-        outputs = self._output_spec(inputs, shapes, args, kwargs)
+        outputs = self._output_spec(self._cast_symbolic(inputs), shapes, args, kwargs)
         node = Node(self, inputs, args, kwargs, outputs)
         self._inbound_nodes.append(node)
         index = len(self._inbound_nodes) - 1

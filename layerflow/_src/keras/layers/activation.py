@@ -84,6 +84,8 @@ class LeakyReLU(Layer):
     array([[-0.3,  2. ]], dtype=float32)
     """
 
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
+
     def __init__(self, alpha: float = 0.3, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if alpha is None or alpha < 0:
@@ -109,6 +111,8 @@ class PReLU(Layer):
     >>> layer(tf.constant([[-2.0, 2.0]])).numpy()
     array([[-1.,  2.]], dtype=float32)
     """
+
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
 
     def __init__(
         self,
@@ -180,6 +184,8 @@ class ELU(Layer):
     array([[0., 2.]], dtype=float32)
     """
 
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
+
     def __init__(self, alpha: float = 1.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if alpha is None:
@@ -204,6 +210,8 @@ class Softmax(Layer):
     >>> tf.keras.layers.Softmax()(tf.constant([[1.0, 1.0]])).numpy()
     array([[0.5, 0.5]], dtype=float32)
     """
+
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
 
     def __init__(self, axis: Any = -1, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -63,6 +63,7 @@ def conv_output_length(
 
 
 class _Conv(Layer):
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
     rank = 2
 
     def __init__(

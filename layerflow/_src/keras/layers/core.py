@@ -25,6 +25,8 @@ class Dense(Layer):
     array([4., 4., 4.], dtype=float32)
     """
 
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
+
     def __init__(
         self,
         units: int,

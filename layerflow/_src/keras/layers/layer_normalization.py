@@ -20,6 +20,8 @@ class LayerNormalization(Layer):
     array([[-0.9995,  0.9995]], dtype=float32)
     """
 
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
+
     def __init__(self, axis: Any = -1, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, beta_initializer: Any = "zeros",
                  gamma_initializer: Any = "ones", beta_regularizer: Any = None,

@@ -30,6 +30,8 @@ class BatchNormalization(Layer):
     ['batch_normalization/moving_mean:0', 'batch_normalization/moving_variance:0']
     """
 
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
+
     def __init__(
         self,
         axis: Any = -1,
