@@ -26,6 +26,7 @@ from layerflow._src.framework.module import Module
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras import regularizers as regularizers_mod
 from layerflow._src.keras.engine import input_spec as input_spec_mod
+from layerflow._src.keras.engine.arg_checks import check_count, check_dim, check_shape
 from layerflow._src.keras.engine.backend_config import floatx
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node, is_symbolic
@@ -132,15 +133,7 @@ class Layer(LayerState):
             if (distribute_lib.has_strategy() and distribute_lib.in_cross_replica_context())
             else None
         )
-        batch_shape = kwargs.get("batch_input_shape")
-        if batch_shape is None and ("input_shape" in kwargs or "input_dim" in kwargs):
-            shape = kwargs.get("input_shape")
-            if shape is None:
-                shape = (kwargs["input_dim"],)
-            elif isinstance(shape, int):
-                shape = (shape,)
-            batch_shape = (kwargs.get("batch_size"),) + tuple(shape)
-        d["_batch_input_shape"] = None if batch_shape is None else tuple(batch_shape)
+        d["_batch_input_shape"] = _batch_input_shape(self, kwargs)
 
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails.
@@ -402,6 +395,21 @@ class Layer(LayerState):
 
     def __repr__(self) -> str:
         return f"<{type(self).__module__}.{type(self).__name__} object named {self.name!r}>"
+
+
+def _batch_input_shape(layer: Layer, kwargs: dict[str, Any]) -> tuple | None:
+    """The batch input shape the Keras 2 arguments declare (integers checked), or None."""
+    batch_shape = kwargs.get("batch_input_shape")
+    if batch_shape is not None:
+        return check_shape(batch_shape, "batch_input_shape", who(layer))
+    if kwargs.get("input_shape") is None and kwargs.get("input_dim") is None:
+        return None
+    shape = kwargs.get("input_shape")
+    if shape is None:
+        shape = (check_dim(kwargs["input_dim"], "input_dim", who(layer), allow_none=False),)
+    batch = kwargs.get("batch_size")
+    batch = None if batch is None else check_count(batch, "batch_size", who(layer))
+    return (batch,) + check_shape(shape, "input_shape", who(layer))
 
 
 Layer.build = wrap_build(Layer.build, Layer)  # type: ignore[method-assign]

@@ -6,6 +6,7 @@ from typing import Any
 
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import activations, constraints, initializers, regularizers
+from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.ops import array_ops, math_ops, nn_ops
@@ -216,7 +217,7 @@ class Softmax(Layer):
     def __init__(self, axis: Any = -1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.supports_masking = True
-        self.axis = axis
+        self.axis = check_axis(axis, "axis", f"Softmax '{self.name}'")
 
     def call(self, inputs: Any, mask: Any = None) -> Any:
         if mask is not None:

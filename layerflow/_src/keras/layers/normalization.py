@@ -6,6 +6,7 @@ from typing import Any
 
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import constraints, initializers, regularizers
+from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.ops import math_ops, nn_ops
@@ -69,7 +70,7 @@ class BatchNormalization(Layer):
             raise ValueError(f"BatchNormalization: momentum must be in [0, 1], got {momentum}.")
         if epsilon <= 0:
             raise ValueError(f"BatchNormalization: epsilon must be > 0, got {epsilon}.")
-        self.axis = axis
+        self.axis = check_axis(axis, "axis", f"BatchNormalization '{self.name}'")
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
         self.center = center
