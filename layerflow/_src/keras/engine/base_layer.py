@@ -32,12 +32,14 @@ from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node, is_symbolic
 from layerflow._src.keras.engine.layer_state import LayerState
 from layerflow._src.keras.engine.layer_utils import (
+    build_lock,
     call_context,
     call_info,
     map_shapes,
     map_shapes_out,
     not_initialized_error,
     output_spec,
+    release_build_lock,
     shapes_of,
     spec_by_running,
     to_shapes,
@@ -239,9 +241,12 @@ class Layer(LayerState):
         return outputs
 
     def _run_post_build_callbacks(self) -> None:
-        callbacks = list(self._post_build_callbacks)
-        self._post_build_callbacks.clear()
-        for callback in callbacks:
+        callbacks = self._post_build_callbacks
+        while callbacks:
+            try:
+                callback = callbacks.pop(0)  # atomic: each runs once, whichever thread takes it
+            except IndexError:
+                break
             callback()
 
     def _convert_inputs(self, inputs: Any) -> Any:
@@ -290,6 +295,22 @@ class Layer(LayerState):
         return nest.map_structure(cast, inputs)
 
     def _maybe_build(self, inputs: Any) -> None:
+        """Build for `inputs` unless built; threads calling an unbuilt layer at once build it
+        once (the others wait, then use the weights the first one made)."""
+        if distribute_lib.has_strategy() and not distribute_lib.in_cross_replica_context():
+            # Replica threads of one strategy.run build together: each variable is created
+            # once for all of them in a rendezvous (merge_call), so they must not wait here.
+            self._build_from(inputs)
+            return
+        lock = build_lock(self)
+        with lock:
+            try:
+                if not self.__dict__["built"]:
+                    self._build_from(inputs)
+            finally:
+                release_build_lock(self, lock)
+
+    def _build_from(self, inputs: Any) -> None:
         if self._input_spec is not None:
             input_spec_mod.assert_input_compatibility(self._input_spec, inputs, self)
         shapes = shapes_of(inputs)

@@ -31,6 +31,36 @@ class CallContext(threading.local):
 call_context = CallContext()
 
 
+_build_locks_guard = threading.Lock()
+
+
+def build_lock(layer: Any) -> threading.RLock:
+    """The lock a first build of `layer` holds (made on demand, shared by racing threads).
+
+    Reentrant, so a build that calls the layer again does not block itself; nested layers
+    take their own locks inside their parent's, always outer before inner, so there is no
+    lock-order cycle. It is dropped once the layer is built (`release_build_lock`) and so
+    never travels with a built layer that is copied or pickled.
+    """
+    d = layer.__dict__
+    lock = d.get("_build_lock")
+    if lock is None:
+        with _build_locks_guard:
+            lock = d.get("_build_lock")
+            if lock is None:
+                lock = d["_build_lock"] = threading.RLock()
+    return lock
+
+
+def release_build_lock(layer: Any, lock: threading.RLock) -> None:
+    """Forget `lock` once `layer` is built (threads still waiting on it hold it themselves)."""
+    d = layer.__dict__
+    if d.get("built"):
+        with _build_locks_guard:
+            if d.get("_build_lock") is lock:
+                del d["_build_lock"]
+
+
 def not_initialized_error(obj: Any) -> RuntimeError:
     cls = type(obj).__name__
     return RuntimeError(
