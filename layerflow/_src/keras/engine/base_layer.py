@@ -28,6 +28,7 @@ from layerflow._src.keras import regularizers as regularizers_mod
 from layerflow._src.keras.engine import input_spec as input_spec_mod
 from layerflow._src.keras.engine.arg_checks import check_count, check_dim, check_shape
 from layerflow._src.keras.engine.backend_config import floatx
+from layerflow._src.keras.engine.data_structures import wrap_container
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node, is_symbolic
 from layerflow._src.keras.engine.layer_state import LayerState
@@ -136,6 +137,12 @@ class Layer(LayerState):
             else None
         )
         d["_batch_input_shape"] = _batch_input_shape(self, kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A list/dict of layers becomes Keras 2's ListWrapper/DictWrapper (data_structures).
+        if name[0] != "_":
+            value = wrap_container(value)
+        LayerState.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails.
