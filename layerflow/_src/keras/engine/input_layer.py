@@ -40,6 +40,11 @@ class InputLayer(Layer):
     ) -> None:
         if sparse or ragged:
             raise ValueError("InputLayer: sparse and ragged inputs are not supported by layerflow.")
+        if kwargs.pop("optional", False):
+            raise ValueError(
+                "InputLayer: optional=True (an input that may be None) is not supported by "
+                "layerflow; pass the input, or build the model without it."
+            )
         batch_shape = kwargs.pop("batch_input_shape", None) or kwargs.pop("batch_shape", None)
         owner = f"InputLayer '{name}'" if name else "tf.keras.Input"
         if input_tensor is not None:
@@ -87,6 +92,7 @@ class InputLayer(Layer):
             "sparse": False,
             "ragged": False,
             "name": self.name,
+            "optional": False,
         }
 
 

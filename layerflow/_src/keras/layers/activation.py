@@ -214,17 +214,22 @@ class Softmax(Layer):
 
     _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
 
-    def __init__(self, axis: Any = -1, **kwargs: Any) -> None:
+    def __init__(self, axis: Any = -1, robust_masking: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.supports_masking = True
         self.axis = check_axis(axis, "axis", f"Softmax '{self.name}'")
+        self.robust_masking = bool(robust_masking)
 
     def call(self, inputs: Any, mask: Any = None) -> Any:
         if mask is not None:
             # Keras's trick: push masked logits far below the rest rather than removing them.
-            keep = math_ops.cast(mask, inputs.dtype)
             big = 1e9 if inputs.dtype.name in ("float32", "float64") else 3e4
-            inputs = inputs + (1.0 - keep) * array_ops.constant(-big, dtype=inputs.dtype)
+            low = array_ops.constant(-big, dtype=inputs.dtype)
+            if self.robust_masking:  # Keras 2: replace masked logits (no cancellation)
+                keep = mask if mask.dtype.is_bool else math_ops.greater(mask, 0.5)
+                inputs = math_ops.where(keep, inputs, low)
+            else:
+                inputs = inputs + (1.0 - math_ops.cast(mask, inputs.dtype)) * low
         if isinstance(self.axis, int):
             return nn_ops.softmax(inputs, axis=self.axis)
         axis = tuple(self.axis)
@@ -238,4 +243,7 @@ class Softmax(Layer):
         return TensorShape(input_shape)
 
     def get_config(self) -> dict:
-        return {**super().get_config(), "axis": self.axis}
+        config = {**super().get_config(), "axis": self.axis}
+        if self.robust_masking:  # tf_keras leaves it out; kept so the config round-trips
+            config["robust_masking"] = True
+        return config

@@ -22,7 +22,13 @@ class Embedding(Layer):
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
                  embeddings_regularizer: Any = None, activity_regularizer: Any = None,
                  embeddings_constraint: Any = None, mask_zero: bool = False,
-                 input_length: int | None = None, **kwargs: Any) -> None:  # fmt: skip
+                 input_length: int | None = None, sparse: bool = False,
+                 **kwargs: Any) -> None:  # fmt: skip
+        if sparse:
+            raise ValueError(
+                "Embedding: sparse=True (gradients as tf.IndexedSlices) is not supported; "
+                "layerflow computes dense gradients. Pass sparse=False (the default)."
+            )
         if input_length is not None and "input_shape" not in kwargs:
             kwargs["input_shape"] = (input_length,)
         # Ids must not be cast to the float dtype of the weights (Keras 2 turns autocast off).
