@@ -138,3 +138,18 @@ def test_fit_on_uint8_images_equals_fit_on_the_same_images_as_float32(first):
     for wa, wb in zip(a.get_weights(), b.get_weights()):
         np.testing.assert_allclose(wa, wb, rtol=1e-5, atol=1e-6)
     assert a.predict(images, verbose=0).dtype == np.float32
+
+
+def test_a_sequential_with_a_declared_input_takes_it_in_the_input_dtype():
+    x = np.full((2, 4, 4), 51, np.uint8)
+    declared = tf.keras.Sequential([L.Flatten(input_shape=(4, 4)), L.Lambda(lambda v: v / 255.0)])
+    out = declared(x)
+    assert out.dtype == tf.float32
+    np.testing.assert_allclose(out.numpy(), np.full((2, 16), 0.2, np.float32))
+    assert declared.predict(x, verbose=0).dtype == np.float32
+    from_input = tf.keras.Sequential([tf.keras.Input((4, 4)), L.Flatten()])
+    assert from_input(x).dtype == tf.float32
+    ids = tf.keras.Sequential([tf.keras.Input((4, 4), dtype="int32"), L.Flatten()])
+    assert ids(x).dtype == tf.int32
+    # Without a declared input the data keeps its dtype (tf.keras builds from the data).
+    assert tf.keras.Sequential([L.Flatten()])(x).dtype == tf.uint8
