@@ -117,3 +117,18 @@ def test_positional_training_is_seen_by_nested_layers():
     outer = Outer()
     outer(tf.ones((1, 2)), True)
     assert outer.inner.seen == [{"training": True}]
+
+
+def test_functional_nodes_record_only_the_training_the_caller_passed():
+    inputs = tf.keras.Input((3,))
+    dropped = tf.keras.layers.Dropout(0.99, seed=1)(inputs)
+    frozen = tf.keras.layers.BatchNormalization()(dropped, training=False)
+    model = tf.keras.Model(inputs, frozen)
+    drop_layer, bn_layer = model.layers[1], model.layers[2]
+    assert drop_layer._inbound_nodes[0].kwargs == {}
+    assert bn_layer._inbound_nodes[0].kwargs == {"training": False}
+    # At run time the Dropout takes the model's training flag; the BatchNorm stays frozen.
+    x = np.ones((64, 3), np.float32)
+    np.testing.assert_allclose(model(x).numpy(), model(x, training=False).numpy())
+    assert (model(x, training=True).numpy() == model(x).numpy()).mean() < 0.5
+    np.testing.assert_array_equal(bn_layer.moving_mean.numpy(), np.zeros(3, np.float32))

@@ -204,6 +204,7 @@ class Layer(LayerState):
         ctx = call_context
         pos = info.training_position
         positional = pos is not None and len(args) > pos
+        caller_training = "training" in kwargs
         training = args[pos] if positional else kwargs.get("training")
         if training is None:
             training = ctx.training
@@ -218,7 +219,11 @@ class Layer(LayerState):
         if isinstance(inputs, TensorLike):
             inputs = self._convert_one(inputs)
         elif is_symbolic(inputs):
-            return self._symbolic_call(inputs, args, kwargs, training)
+            # A functional graph's node records what the caller passed, not the default.
+            node_kwargs = (
+                kwargs if caller_training else {k: v for k, v in kwargs.items() if k != "training"}
+            )
+            return self._symbolic_call(inputs, args, kwargs, training, node_kwargs)
         else:
             inputs = self._convert_inputs(inputs)
         if ctx.depth == 0:
@@ -335,14 +340,21 @@ class Layer(LayerState):
                 self.add_loss(loss / batch)
 
     # --- symbolic (functional API) --------------------------------------------------------------
-    def _symbolic_call(self, inputs: Any, args: tuple, kwargs: dict, training: Any) -> Any:
+    def _symbolic_call(
+        self,
+        inputs: Any,
+        args: tuple,
+        kwargs: dict,
+        training: Any,
+        node_kwargs: dict | None = None,
+    ) -> Any:
         shapes = shapes_of(inputs)
         if not self.built:
             self._maybe_build(inputs)
         elif self._input_spec is not None:
             input_spec_mod.assert_input_compatibility(self._input_spec, inputs, self)
         outputs = self._output_spec(self._cast_symbolic(inputs), shapes, args, kwargs)
-        node = Node(self, inputs, args, kwargs, outputs)
+        node = Node(self, inputs, args, kwargs if node_kwargs is None else node_kwargs, outputs)
         self._inbound_nodes.append(node)
         index = len(self._inbound_nodes) - 1
         for i, kt in enumerate(nest.flatten(outputs)):
