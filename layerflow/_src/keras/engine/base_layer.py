@@ -26,17 +26,21 @@ from layerflow._src.framework.module import Module
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras import regularizers as regularizers_mod
 from layerflow._src.keras.engine import input_spec as input_spec_mod
+from layerflow._src.keras.engine.arg_checks import check_count, check_dim, check_shape
 from layerflow._src.keras.engine.backend_config import floatx
+from layerflow._src.keras.engine.data_structures import wrap_container
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node, is_symbolic
 from layerflow._src.keras.engine.layer_state import LayerState
 from layerflow._src.keras.engine.layer_utils import (
+    build_lock,
     call_context,
     call_info,
     map_shapes,
     map_shapes_out,
     not_initialized_error,
     output_spec,
+    release_build_lock,
     shapes_of,
     spec_by_running,
     to_shapes,
@@ -76,6 +80,11 @@ class Layer(LayerState):
     """
 
     _sorted_tracking = False
+    # Layers that compute in floating point with their own weights (Dense, Conv, BatchNorm...)
+    # set this: every numeric input (int, uint8 images, bool, other floats) is cast to the
+    # compute dtype, as tf.keras's Dense does. Other layers cast only floating inputs (autocast)
+    # and keep integer inputs integer (Flatten, MaxPooling, Reshape...), as in tf.keras.
+    _cast_inputs_to_compute_dtype = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -127,15 +136,13 @@ class Layer(LayerState):
             if (distribute_lib.has_strategy() and distribute_lib.in_cross_replica_context())
             else None
         )
-        batch_shape = kwargs.get("batch_input_shape")
-        if batch_shape is None and ("input_shape" in kwargs or "input_dim" in kwargs):
-            shape = kwargs.get("input_shape")
-            if shape is None:
-                shape = (kwargs["input_dim"],)
-            elif isinstance(shape, int):
-                shape = (shape,)
-            batch_shape = (kwargs.get("batch_size"),) + tuple(shape)
-        d["_batch_input_shape"] = None if batch_shape is None else tuple(batch_shape)
+        d["_batch_input_shape"] = _batch_input_shape(self, kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A list/dict of layers becomes Keras 2's ListWrapper/DictWrapper (data_structures).
+        if name[0] != "_":
+            value = wrap_container(value)
+        LayerState.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails.
@@ -195,20 +202,28 @@ class Layer(LayerState):
             raise TypeError(f"{who(self)} was called without inputs: call it as layer(x).")
         info = call_info(type(self))
         ctx = call_context
-        training = kwargs.get("training")
+        pos = info.training_position
+        positional = pos is not None and len(args) > pos
+        caller_training = "training" in kwargs
+        training = args[pos] if positional else kwargs.get("training")
         if training is None:
             training = ctx.training
             if training is None:
                 training = info.training_default
-        if info.expects_training:
-            if training is not None or "training" in kwargs:
-                kwargs["training"] = training
-        else:
+        if not info.expects_training:
             kwargs.pop("training", None)
+        elif not positional:
+            # Keras 2 always passes `training` (None when nothing sets it) to a call that names
+            # it, even without a default, or that takes **kwargs.
+            kwargs["training"] = training
         if isinstance(inputs, TensorLike):
             inputs = self._convert_one(inputs)
         elif is_symbolic(inputs):
-            return self._symbolic_call(inputs, args, kwargs, training)
+            # A functional graph's node records what the caller passed, not the default.
+            node_kwargs = (
+                kwargs if caller_training else {k: v for k, v in kwargs.items() if k != "training"}
+            )
+            return self._symbolic_call(inputs, args, kwargs, training, node_kwargs)
         else:
             inputs = self._convert_inputs(inputs)
         if ctx.depth == 0:
@@ -238,9 +253,12 @@ class Layer(LayerState):
         return outputs
 
     def _run_post_build_callbacks(self) -> None:
-        callbacks = list(self._post_build_callbacks)
-        self._post_build_callbacks.clear()
-        for callback in callbacks:
+        callbacks = self._post_build_callbacks
+        while callbacks:
+            try:
+                callback = callbacks.pop(0)  # atomic: each runs once, whichever thread takes it
+            except IndexError:
+                break
             callback()
 
     def _convert_inputs(self, inputs: Any) -> Any:
@@ -262,7 +280,9 @@ class Layer(LayerState):
             else:
                 return x
         have = x._data.dtype
-        if have.kind == "f" and self._autocast:
+        if (have.kind == "f" and self._autocast) or (
+            self._cast_inputs_to_compute_dtype and have.kind in "fiub"
+        ):
             want = self.__dict__.get("_np_dtype")
             if want is None:
                 want = self.__dict__["_np_dtype"] = dtypes.as_dtype(self.dtype).np
@@ -270,7 +290,39 @@ class Layer(LayerState):
                 return math_ops.cast(x, want)
         return x
 
+    def _cast_symbolic(self, inputs: Any) -> Any:
+        """The KerasTensors this layer's `call` sees: numeric inputs in the compute dtype."""
+
+        def cast(kt: Any) -> Any:
+            if not isinstance(kt, KerasTensor) or kt.dtype.name == self.dtype:
+                return kt
+            if kt.dtype.is_floating or (
+                self._cast_inputs_to_compute_dtype and (kt.dtype.is_integer or kt.dtype.is_bool)
+            ):
+                return KerasTensor(kt.shape, self.dtype)
+            return kt
+
+        if not self._cast_inputs_to_compute_dtype and not self._autocast:
+            return inputs
+        return nest.map_structure(cast, inputs)
+
     def _maybe_build(self, inputs: Any) -> None:
+        """Build for `inputs` unless built; threads calling an unbuilt layer at once build it
+        once (the others wait, then use the weights the first one made)."""
+        if distribute_lib.has_strategy() and not distribute_lib.in_cross_replica_context():
+            # Replica threads of one strategy.run build together: each variable is created
+            # once for all of them in a rendezvous (merge_call), so they must not wait here.
+            self._build_from(inputs)
+            return
+        lock = build_lock(self)
+        with lock:
+            try:
+                if not self.__dict__["built"]:
+                    self._build_from(inputs)
+            finally:
+                release_build_lock(self, lock)
+
+    def _build_from(self, inputs: Any) -> None:
         if self._input_spec is not None:
             input_spec_mod.assert_input_compatibility(self._input_spec, inputs, self)
         shapes = shapes_of(inputs)
@@ -288,14 +340,21 @@ class Layer(LayerState):
                 self.add_loss(loss / batch)
 
     # --- symbolic (functional API) --------------------------------------------------------------
-    def _symbolic_call(self, inputs: Any, args: tuple, kwargs: dict, training: Any) -> Any:
+    def _symbolic_call(
+        self,
+        inputs: Any,
+        args: tuple,
+        kwargs: dict,
+        training: Any,
+        node_kwargs: dict | None = None,
+    ) -> Any:
         shapes = shapes_of(inputs)
         if not self.built:
             self._maybe_build(inputs)
         elif self._input_spec is not None:
             input_spec_mod.assert_input_compatibility(self._input_spec, inputs, self)
-        outputs = self._output_spec(inputs, shapes, args, kwargs)
-        node = Node(self, inputs, args, kwargs, outputs)
+        outputs = self._output_spec(self._cast_symbolic(inputs), shapes, args, kwargs)
+        node = Node(self, inputs, args, kwargs if node_kwargs is None else node_kwargs, outputs)
         self._inbound_nodes.append(node)
         index = len(self._inbound_nodes) - 1
         for i, kt in enumerate(nest.flatten(outputs)):
@@ -376,6 +435,21 @@ class Layer(LayerState):
 
     def __repr__(self) -> str:
         return f"<{type(self).__module__}.{type(self).__name__} object named {self.name!r}>"
+
+
+def _batch_input_shape(layer: Layer, kwargs: dict[str, Any]) -> tuple | None:
+    """The batch input shape the Keras 2 arguments declare (integers checked), or None."""
+    batch_shape = kwargs.get("batch_input_shape")
+    if batch_shape is not None:
+        return check_shape(batch_shape, "batch_input_shape", who(layer))
+    if kwargs.get("input_shape") is None and kwargs.get("input_dim") is None:
+        return None
+    shape = kwargs.get("input_shape")
+    if shape is None:
+        shape = (check_dim(kwargs["input_dim"], "input_dim", who(layer), allow_none=False),)
+    batch = kwargs.get("batch_size")
+    batch = None if batch is None else check_count(batch, "batch_size", who(layer))
+    return (batch,) + check_shape(shape, "input_shape", who(layer))
 
 
 Layer.build = wrap_build(Layer.build, Layer)  # type: ignore[method-assign]

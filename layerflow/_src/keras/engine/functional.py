@@ -172,6 +172,10 @@ class TFOpLambda(Layer):
     ['tf.__operators__.mul', 'tf.__operators__.sub', 'tf.nn.relu']
     """
 
+    # The op's own keyword arguments travel in **kwargs; `training` is not one of them (as in
+    # Keras 2's TFOpLambda).
+    _kwargs_take_training = False
+
     def __init__(self, fn: Callable[..., Any], symbol: str, **kwargs: Any) -> None:
         kwargs.setdefault("name", naming.unique_name(f"tf.__operators__.{symbol}"))
         super().__init__(autocast=False, **kwargs)

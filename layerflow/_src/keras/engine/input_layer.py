@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.framework import dtypes
+from layerflow._src.keras.engine.arg_checks import check_count, check_shape
 from layerflow._src.keras.engine.backend_config import floatx
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node
@@ -39,7 +40,13 @@ class InputLayer(Layer):
     ) -> None:
         if sparse or ragged:
             raise ValueError("InputLayer: sparse and ragged inputs are not supported by layerflow.")
+        if kwargs.pop("optional", False):
+            raise ValueError(
+                "InputLayer: optional=True (an input that may be None) is not supported by "
+                "layerflow; pass the input, or build the model without it."
+            )
         batch_shape = kwargs.pop("batch_input_shape", None) or kwargs.pop("batch_shape", None)
+        owner = f"InputLayer '{name}'" if name else "tf.keras.Input"
         if input_tensor is not None:
             if not isinstance(input_tensor, KerasTensor):
                 raise TypeError(
@@ -54,9 +61,12 @@ class InputLayer(Layer):
                     "InputLayer needs a shape: pass input_shape=(features, ...) (without the "
                     "batch dimension) or batch_input_shape=(batch, features, ...)."
                 )
-            if isinstance(input_shape, int):
-                input_shape = (input_shape,)
-            batch_shape = (batch_size,) + tuple(input_shape)
+            input_shape = check_shape(input_shape, "shape", owner)
+            if batch_size is not None:
+                batch_size = check_count(batch_size, "batch_size", owner)
+            batch_shape = (batch_size,) + input_shape
+        else:
+            batch_shape = check_shape(batch_shape, "batch_shape", owner)
         dtype = dtypes.as_dtype(getattr(dtype, "name", dtype) or floatx()).name
         super().__init__(name=name or _input_name(), dtype=dtype, **kwargs)
         self._batch_input_shape = tuple(batch_shape)
@@ -82,6 +92,7 @@ class InputLayer(Layer):
             "sparse": False,
             "ragged": False,
             "name": self.name,
+            "optional": False,
         }
 
 

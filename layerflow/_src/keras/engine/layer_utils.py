@@ -31,6 +31,36 @@ class CallContext(threading.local):
 call_context = CallContext()
 
 
+_build_locks_guard = threading.Lock()
+
+
+def build_lock(layer: Any) -> threading.RLock:
+    """The lock a first build of `layer` holds (made on demand, shared by racing threads).
+
+    Reentrant, so a build that calls the layer again does not block itself; nested layers
+    take their own locks inside their parent's, always outer before inner, so there is no
+    lock-order cycle. It is dropped once the layer is built (`release_build_lock`) and so
+    never travels with a built layer that is copied or pickled.
+    """
+    d = layer.__dict__
+    lock = d.get("_build_lock")
+    if lock is None:
+        with _build_locks_guard:
+            lock = d.get("_build_lock")
+            if lock is None:
+                lock = d["_build_lock"] = threading.RLock()
+    return lock
+
+
+def release_build_lock(layer: Any, lock: threading.RLock) -> None:
+    """Forget `lock` once `layer` is built (threads still waiting on it hold it themselves)."""
+    d = layer.__dict__
+    if d.get("built"):
+        with _build_locks_guard:
+            if d.get("_build_lock") is lock:
+                del d["_build_lock"]
+
+
 def not_initialized_error(obj: Any) -> RuntimeError:
     cls = type(obj).__name__
     return RuntimeError(
@@ -45,19 +75,42 @@ def who(layer: Any) -> str:
 
 
 class CallInfo:
-    """What a layer class's `call` accepts (computed once per class)."""
+    """What a layer class's `call` accepts (computed once per class).
 
-    __slots__ = ("expects_training", "training_default", "expects_mask", "var_kwargs")
+    Keras 2 rules: `training` is passed to a `call` that names it or takes `**kwargs` (unless
+    the class sets `_kwargs_take_training = False`), always, as None when nothing sets it and
+    the signature gives no default; `training_position` is its index among the positional
+    arguments after the inputs, so `layer(x, True)` is seen as `training=True`.
+    """
 
-    def __init__(self, call: Callable[..., Any]) -> None:
-        params = inspect.signature(call).parameters
+    __slots__ = (
+        "expects_training",
+        "training_default",
+        "training_position",
+        "expects_mask",
+        "var_kwargs",
+    )
+
+    def __init__(self, cls: type) -> None:
+        params = inspect.signature(cls.call).parameters
         self.var_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
         training = params.get("training")
-        self.expects_training = training is not None
+        self.expects_training = training is not None or (
+            self.var_kwargs and getattr(cls, "_kwargs_take_training", True)
+        )
         self.training_default = (
             training.default
             if training is not None and training.default is not training.empty
             else None
+        )
+        positional = [
+            name
+            for name, p in params.items()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        # Positional parameters are (self, inputs, ...): args after the inputs start at 2.
+        self.training_position = (
+            positional.index("training") - 2 if "training" in positional[2:] else None
         )
         self.expects_mask = "mask" in params
 
@@ -65,7 +118,7 @@ class CallInfo:
 def call_info(cls: type) -> CallInfo:
     info = cls.__dict__.get("_lf_call_info")
     if info is None or info[0] is not cls.call:
-        info = (cls.call, CallInfo(cls.call))
+        info = (cls.call, CallInfo(cls))
         type.__setattr__(cls, "_lf_call_info", info)
     return info[1]
 
@@ -212,14 +265,11 @@ def placeholder_run(layer: Any, inputs: Any, args: tuple, kwargs: dict) -> Any:
 
     real = nest.map_structure(zeros, inputs)
     kwargs = {k: nest.map_structure(zeros, v) for k, v in kwargs.items()}
-    if "training" in kwargs and kwargs["training"] is None:
-        kwargs["training"] = False
-    saved = call_context.training
-    call_context.training = False if saved is None else saved
+    # `training` stays as the caller resolved it (None when nothing set it), as in Keras 2's
+    # symbolic build: a `call(x, training)` without a default sees None, not False.
     call_context.depth += 1
     try:
         with stop_recording_all():
             return layer.call(real, *args, **kwargs)
     finally:
-        call_context.training = saved
         call_context.depth -= 1

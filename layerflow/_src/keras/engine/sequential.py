@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras.engine import functional
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
@@ -16,6 +17,7 @@ from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.keras.engine.layer_utils import to_shapes, who
 from layerflow._src.keras.engine.training import Model
 from layerflow._src.keras.serialization import deserialize_keras_object, serialize_keras_object
+from layerflow._src.ops import math_ops
 
 
 class Sequential(Model):
@@ -117,6 +119,7 @@ class Sequential(Model):
 
     def _symbolic_build(self, input_shape: Any) -> None:
         dtype = self._input_layer.dtype if self._input_layer is not None else self.dtype
+        self.__dict__["_input_dtype"] = dtype
         x = KerasTensor(input_shape, dtype)
         self.__dict__["_build_input_shape"] = input_shape
         for layer in self._stack:
@@ -126,6 +129,11 @@ class Sequential(Model):
 
     def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
         x = inputs
+        dtype = self.__dict__.get("_input_dtype")
+        if dtype is not None and isinstance(x, TensorLike) and x.dtype.name != dtype:
+            # A model with a declared input takes it in the input's dtype (uint8 images become
+            # float32), as tf.keras's functional Sequential does.
+            x = math_ops.cast(x, dtype)
         for layer in self._stack:
             x = layer(x)
         return x

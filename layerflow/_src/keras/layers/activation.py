@@ -6,6 +6,7 @@ from typing import Any
 
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import activations, constraints, initializers, regularizers
+from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.ops import array_ops, math_ops, nn_ops
@@ -84,6 +85,8 @@ class LeakyReLU(Layer):
     array([[-0.3,  2. ]], dtype=float32)
     """
 
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
+
     def __init__(self, alpha: float = 0.3, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if alpha is None or alpha < 0:
@@ -109,6 +112,8 @@ class PReLU(Layer):
     >>> layer(tf.constant([[-2.0, 2.0]])).numpy()
     array([[-1.,  2.]], dtype=float32)
     """
+
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
 
     def __init__(
         self,
@@ -180,6 +185,8 @@ class ELU(Layer):
     array([[0., 2.]], dtype=float32)
     """
 
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
+
     def __init__(self, alpha: float = 1.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if alpha is None:
@@ -205,17 +212,24 @@ class Softmax(Layer):
     array([[0.5, 0.5]], dtype=float32)
     """
 
-    def __init__(self, axis: Any = -1, **kwargs: Any) -> None:
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
+
+    def __init__(self, axis: Any = -1, robust_masking: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.supports_masking = True
-        self.axis = axis
+        self.axis = check_axis(axis, "axis", f"Softmax '{self.name}'")
+        self.robust_masking = bool(robust_masking)
 
     def call(self, inputs: Any, mask: Any = None) -> Any:
         if mask is not None:
             # Keras's trick: push masked logits far below the rest rather than removing them.
-            keep = math_ops.cast(mask, inputs.dtype)
             big = 1e9 if inputs.dtype.name in ("float32", "float64") else 3e4
-            inputs = inputs + (1.0 - keep) * array_ops.constant(-big, dtype=inputs.dtype)
+            low = array_ops.constant(-big, dtype=inputs.dtype)
+            if self.robust_masking:  # Keras 2: replace masked logits (no cancellation)
+                keep = mask if mask.dtype.is_bool else math_ops.greater(mask, 0.5)
+                inputs = math_ops.where(keep, inputs, low)
+            else:
+                inputs = inputs + (1.0 - math_ops.cast(mask, inputs.dtype)) * low
         if isinstance(self.axis, int):
             return nn_ops.softmax(inputs, axis=self.axis)
         axis = tuple(self.axis)
@@ -229,4 +243,7 @@ class Softmax(Layer):
         return TensorShape(input_shape)
 
     def get_config(self) -> dict:
-        return {**super().get_config(), "axis": self.axis}
+        config = {**super().get_config(), "axis": self.axis}
+        if self.robust_masking:  # tf_keras leaves it out; kept so the config round-trips
+            config["robust_masking"] = True
+        return config

@@ -10,22 +10,17 @@ from typing import Any
 
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import activations, constraints, initializers, regularizers
+from layerflow._src.keras.engine.arg_checks import check_count, check_counts
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
-from layerflow._src.ops import conv_ops, gather_ops, math_ops
+from layerflow._src.ops import array_ops, conv_ops, gather_ops, math_ops
 
 __all__ = ["Conv1D", "Conv2D", "DepthwiseConv2D", "ZeroPadding2D", "conv_output_length"]
 
 
 def normalize_tuple(value: Any, n: int, name: str, owner: str) -> tuple[int, ...]:
-    """`3` -> `(3, 3)`; a tuple of `n` positive ints stays; anything else is an error."""
-    items = (value,) * n if isinstance(value, int) else tuple(value)
-    if len(items) != n or not all(isinstance(v, int) and v > 0 for v in items):
-        raise ValueError(
-            f"{owner}: `{name}` must be a positive integer or a tuple of {n} positive integers, "
-            f"got {value!r}."
-        )
-    return items
+    """`3` -> `(3, 3)`; a tuple of `n` positive integers stays; `2.5` or `"3"` is an error."""
+    return check_counts(value, n, name, owner)
 
 
 def normalize_padding(value: Any, owner: str) -> str:
@@ -63,6 +58,7 @@ def conv_output_length(
 
 
 class _Conv(Layer):
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
     rank = 2
 
     def __init__(
@@ -87,11 +83,13 @@ class _Conv(Layer):
     ) -> None:
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         owner = f"{type(self).__name__} '{self.name}'"
-        if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
-            raise ValueError(f"{owner}: filters must be a positive integer, got {filters!r}.")
-        if groups != 1:
-            raise ValueError(f"{owner}: groups != 1 is not supported (got {groups}).")
-        self.filters = filters
+        self.filters = filters = check_count(filters, "filters", owner)
+        groups = check_count(groups, "groups", owner)
+        if filters % groups:
+            raise ValueError(
+                f"{owner}: the number of filters ({filters}) must be divisible by the number of "
+                f"groups ({groups})."
+            )
         self.kernel_size = normalize_tuple(kernel_size, self.rank, "kernel_size", owner)
         self.strides = normalize_tuple(strides, self.rank, "strides", owner)
         self.padding = normalize_padding(padding, owner)
@@ -145,16 +143,31 @@ class _Conv(Layer):
         self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis(): channels})
 
     def _kernel_shape(self, channels: int) -> list[int]:
-        return [*self.kernel_size, channels, self.filters]
+        if channels % self.groups:
+            raise ValueError(
+                f"{type(self).__name__} '{self.name}': the number of input channels ({channels}) "
+                f"must be divisible by the number of groups ({self.groups})."
+            )
+        return [*self.kernel_size, channels // self.groups, self.filters]
 
     def _out_channels(self, channels: int) -> int:
         return self.filters
 
-    def _convolve(self, x: Any) -> Any:
+    def _convolve(self, x: Any, kernel: Any) -> Any:
         raise NotImplementedError
 
+    def _grouped(self, x: Any) -> Any:
+        """Grouped convolution (Keras 2 `groups=`): group g of the input channels meets group
+        g of the filters, one plain convolution per group, outputs joined in group order."""
+        if self.groups == 1:
+            return self._convolve(x, self.kernel)
+        axis = self._channel_axis()
+        xs = array_ops.split(x, self.groups, axis=axis)
+        ks = array_ops.split(self.kernel, self.groups, axis=-1)
+        return array_ops.concat([self._convolve(a, k) for a, k in zip(xs, ks)], axis=axis)
+
     def call(self, inputs: Any) -> Any:
-        out = self._convolve(inputs)
+        out = self._grouped(inputs)
         if self.bias is not None:
             if self.data_format == "channels_last":
                 out = out + self.bias
@@ -220,7 +233,7 @@ class Conv2D(_Conv):
     rank = 2
 
     def call(self, inputs: Any) -> Any:
-        # Bias and relu fused into the convolution op: one activation kept, not three.
+        # Bias and relu fused into the convolution op (groups too): one activation kept, not three.
         relu = self.activation is activations.relu or self.activation is math_ops.relu
         if relu or self.activation is activations.linear:
             return conv_ops.fused_conv2d(
@@ -231,14 +244,15 @@ class Conv2D(_Conv):
                 self.padding.upper(),
                 data_format=_nchw(self),
                 dilations=self.dilation_rate,
+                groups=self.groups,
                 activation="relu" if relu else None,
             )
         return super().call(inputs)
 
-    def _convolve(self, x: Any) -> Any:
+    def _convolve(self, x: Any, kernel: Any) -> Any:
         return conv_ops.conv2d(
             x,
-            self.kernel,
+            kernel,
             self.strides,
             self.padding.upper(),
             data_format=_nchw(self),
@@ -256,7 +270,7 @@ class Conv1D(_Conv):
 
     rank = 1
 
-    def _convolve(self, x: Any) -> Any:
+    def _convolve(self, x: Any, kernel: Any) -> Any:
         fmt = "NWC" if self.data_format == "channels_last" else "NCW"
         padding: Any = self.padding.upper()
         if self.padding == "causal":
@@ -266,7 +280,7 @@ class Conv1D(_Conv):
             padding = "VALID"
         return conv_ops.conv1d(
             x,
-            self.kernel,
+            kernel,
             self.strides[0],
             padding,
             data_format=fmt,
@@ -321,12 +335,9 @@ class DepthwiseConv2D(_Conv):
             bias_constraint=bias_constraint,
             **kwargs,
         )
-        if not isinstance(depth_multiplier, int) or depth_multiplier <= 0:
-            raise ValueError(
-                f"DepthwiseConv2D '{self.name}': depth_multiplier must be a positive integer, "
-                f"got {depth_multiplier!r}."
-            )
-        self.depth_multiplier = depth_multiplier
+        self.depth_multiplier = check_count(
+            depth_multiplier, "depth_multiplier", f"DepthwiseConv2D '{self.name}'"
+        )
 
     def _kernel_shape(self, channels: int) -> list[int]:
         return [*self.kernel_size, channels, self.depth_multiplier]
@@ -338,10 +349,10 @@ class DepthwiseConv2D(_Conv):
     def depthwise_kernel(self) -> Any:
         return self.kernel
 
-    def _convolve(self, x: Any) -> Any:
+    def _convolve(self, x: Any, kernel: Any) -> Any:
         return conv_ops.depthwise_conv2d(
             x,
-            self.kernel,
+            kernel,
             self.strides,
             self.padding.upper(),
             data_format=_nchw(self),
@@ -374,20 +385,23 @@ class ZeroPadding2D(Layer):
     ) -> None:
         super().__init__(**kwargs)
         owner = f"ZeroPadding2D '{self.name}'"
-        if isinstance(padding, int):
-            pads = ((padding, padding), (padding, padding))
-        elif len(padding) == 2 and all(isinstance(p, int) for p in padding):
-            pads = ((padding[0], padding[0]), (padding[1], padding[1]))
-        elif len(padding) == 2 and all(len(p) == 2 for p in padding):
-            pads = (tuple(padding[0]), tuple(padding[1]))
+        problem = ValueError(
+            f"{owner}: padding must be an int, a tuple of 2 ints or a tuple of 2 tuples of 2 "
+            f"ints, got {padding!r}."
+        )
+        if not isinstance(padding, list | tuple):
+            rows = cols = check_counts(padding, 2, "padding", owner, minimum=0)
+        elif len(padding) != 2:
+            raise problem
+        elif all(isinstance(p, list | tuple) for p in padding):
+            if any(len(p) != 2 for p in padding):
+                raise problem
+            rows = check_counts(padding[0], 2, "padding", owner, minimum=0)
+            cols = check_counts(padding[1], 2, "padding", owner, minimum=0)
         else:
-            raise ValueError(
-                f"{owner}: padding must be an int, a tuple of 2 ints or a tuple of 2 tuples of 2 "
-                f"ints, got {padding!r}."
-            )
-        if any(p < 0 for pair in pads for p in pair):
-            raise ValueError(f"{owner}: padding must be >= 0, got {padding!r}.")
-        self.padding = pads
+            sym = check_counts(padding, 2, "padding", owner, minimum=0)
+            rows, cols = (sym[0],) * 2, (sym[1],) * 2
+        self.padding = (rows, cols)
         self.data_format = normalize_data_format(data_format, owner)
         self.input_spec = InputSpec(ndim=4)
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import activations, constraints, initializers, regularizers
+from layerflow._src.keras.engine.arg_checks import check_count
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
 from layerflow._src.keras.engine.input_spec import InputSpec
@@ -25,6 +26,8 @@ class Dense(Layer):
     array([4., 4., 4.], dtype=float32)
     """
 
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
+
     def __init__(
         self,
         units: int,
@@ -40,15 +43,7 @@ class Dense(Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        try:
-            units = int(units) if not isinstance(units, bool) else -1
-        except (TypeError, ValueError):
-            units = -1
-        if units <= 0:
-            raise ValueError(
-                f"Dense '{self.name}': units must be a positive integer, got {units!r}."
-            )
-        self.units = units
+        self.units = check_count(units, "units", f"Dense '{self.name}'")
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)

@@ -6,6 +6,7 @@ from typing import Any
 
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import constraints, initializers, regularizers
+from layerflow._src.keras.engine.arg_checks import check_count
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.ops import array_ops, gather_ops, math_ops
 
@@ -21,20 +22,21 @@ class Embedding(Layer):
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
                  embeddings_regularizer: Any = None, activity_regularizer: Any = None,
                  embeddings_constraint: Any = None, mask_zero: bool = False,
-                 input_length: int | None = None, **kwargs: Any) -> None:  # fmt: skip
+                 input_length: int | None = None, sparse: bool = False,
+                 **kwargs: Any) -> None:  # fmt: skip
+        if sparse:
+            raise ValueError(
+                "Embedding: sparse=True (gradients as tf.IndexedSlices) is not supported; "
+                "layerflow computes dense gradients. Pass sparse=False (the default)."
+            )
         if input_length is not None and "input_shape" not in kwargs:
             kwargs["input_shape"] = (input_length,)
         # Ids must not be cast to the float dtype of the weights (Keras 2 turns autocast off).
         kwargs["autocast"] = False
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        for what, value in (("input_dim", input_dim), ("output_dim", output_dim)):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(
-                    f"Embedding: {what} must be a positive int, got {value!r}. input_dim is the "
-                    "vocabulary size, output_dim the length of each vector."
-                )
-        self.input_dim = input_dim
-        self.output_dim = output_dim
+        # input_dim is the vocabulary size, output_dim the length of each vector.
+        self.input_dim = check_count(input_dim, "input_dim", f"Embedding '{self.name}'")
+        self.output_dim = check_count(output_dim, "output_dim", f"Embedding '{self.name}'")
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = constraints.get(embeddings_constraint)

@@ -6,6 +6,7 @@ from typing import Any
 
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import constraints, initializers, regularizers
+from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.ops import math_ops
@@ -20,20 +21,16 @@ class LayerNormalization(Layer):
     array([[-0.9995,  0.9995]], dtype=float32)
     """
 
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
+
     def __init__(self, axis: Any = -1, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, beta_initializer: Any = "zeros",
                  gamma_initializer: Any = "ones", beta_regularizer: Any = None,
                  gamma_regularizer: Any = None, beta_constraint: Any = None,
                  gamma_constraint: Any = None, **kwargs: Any) -> None:  # fmt: skip
         super().__init__(**kwargs)
-        if isinstance(axis, (list, tuple)):
-            self.axis = list(axis)
-        elif isinstance(axis, int):
-            self.axis = axis
-        else:
-            raise TypeError(
-                f"LayerNormalization: axis must be an int or a list of ints, got {axis!r}."
-            )
+        axis = check_axis(axis, "axis", f"LayerNormalization '{self.name}'")
+        self.axis = list(axis) if isinstance(axis, tuple) else axis
         self.epsilon = epsilon
         self.center = center
         self.scale = scale

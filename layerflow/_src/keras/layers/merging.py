@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.ops import array_ops, math_ops
 
@@ -205,7 +206,7 @@ class Concatenate(_Merge):
 
     def __init__(self, axis: int = -1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.axis = int(axis)
+        self.axis = check_axis(axis, "axis", _who(self), allow_list=False)
 
     def _concat_shape(self, shapes: list[list]) -> list:
         self._check_count(shapes)

@@ -10,6 +10,7 @@ from layerflow._src.autodiff.custom_gradient import custom_gradient
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import constraints, initializers, regularizers
+from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.ops import array_ops, math_ops, nn_ops
@@ -41,6 +42,8 @@ class BatchNormalization(Layer):
     >>> [w.name for w in bn.non_trainable_weights]
     ['batch_normalization/moving_mean:0', 'batch_normalization/moving_variance:0']
     """
+
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
 
     def __init__(
         self,
@@ -84,7 +87,7 @@ class BatchNormalization(Layer):
             raise ValueError(f"BatchNormalization: momentum must be in [0, 1], got {momentum}.")
         if epsilon <= 0:
             raise ValueError(f"BatchNormalization: epsilon must be > 0, got {epsilon}.")
-        self.axis = axis
+        self.axis = check_axis(axis, "axis", f"BatchNormalization '{self.name}'")
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
         self.center = center

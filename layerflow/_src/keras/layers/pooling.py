@@ -104,6 +104,7 @@ class AveragePooling2D(_Pool):
     TensorShape([1, 2, 2, 1])
     """
 
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
     rank = 2
     _fn = staticmethod(conv_ops.avg_pool2d)
 
@@ -128,6 +129,7 @@ class AveragePooling1D(_Pool):
     TensorShape([1, 4, 3])
     """
 
+    _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
     rank = 1
     _fn = staticmethod(conv_ops.avg_pool)
 

@@ -6,6 +6,7 @@ import numbers
 from typing import Any
 
 from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.keras.engine.arg_checks import check_shape
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.ops import array_ops, math_ops, random_ops
 
@@ -30,7 +31,11 @@ class Dropout(Layer):
             )
         self.supports_masking = True
         self.rate = rate
-        self.noise_shape = None if noise_shape is None else tuple(noise_shape)
+        self.noise_shape = (
+            None
+            if noise_shape is None
+            else check_shape(noise_shape, "noise_shape", f"Dropout '{self.name}'", minimum=1)
+        )
         self.seed = seed
 
     def _noise_shape(self, inputs: Any) -> tuple[int, ...]:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.keras.engine.arg_checks import check_count, check_shape
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.ops import array_ops, math_ops
@@ -22,13 +23,10 @@ class Reshape(Layer):
 
     def __init__(self, target_shape: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        try:
-            target = tuple(int(d) for d in target_shape)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"Reshape: target_shape must be a tuple of ints (the shape of one sample), got "
-                f"{target_shape!r}."
-            ) from None
+        # The shape of one sample; like tf.reshape, floats (even 2.0) are refused.
+        target = check_shape(
+            target_shape, "target_shape", f"Reshape '{self.name}'", allow_none=False, minimum=-1
+        )
         if sum(d == -1 for d in target) > 1 or any(d < -1 or d == 0 for d in target):
             raise ValueError(
                 f"Reshape: target_shape {target} may contain at most one -1 and otherwise "
@@ -78,7 +76,7 @@ class Permute(Layer):
 
     def __init__(self, dims: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        dims = tuple(int(d) for d in dims)
+        dims = check_shape(dims, "dims", f"Permute '{self.name}'", allow_none=False)
         if sorted(dims) != list(range(1, len(dims) + 1)):
             raise ValueError(
                 f"Permute: dims must be a permutation of 1..{len(dims)} (the batch axis 0 stays "
@@ -108,9 +106,7 @@ class RepeatVector(Layer):
 
     def __init__(self, n: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"RepeatVector: n must be a positive int, got {n!r}.")
-        self.n = int(n)
+        self.n = check_count(n, "n", f"RepeatVector '{self.name}'")
         self.input_spec = InputSpec(ndim=2)
 
     def call(self, inputs: Any) -> Any:
