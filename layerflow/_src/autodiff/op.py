@@ -54,13 +54,10 @@ end). The rules that keep one gradient per op and higher-order gradients right:
 3. Nothing is keyed by `id()` and nothing global is kept: the residual travels in the tape's
    node and dies with it.
 
-Converting conv's patch cache (`ops/conv_ops.py`, `_PATCHES` keyed by `id(x)`) to this
-mechanism: declare `@op("conv2d", 2, saves=True)`; `_conv` returns
-`(out, cols if recording() else None)` instead of registering `cols` in `_PATCHES`; its
-gradient takes `saved=None` and calls `_conv_filter_grad(x, dy, w_shape, attrs, depthwise,
-saved)`, whose forward uses `cols` when not None and `_im2col(...)` otherwise; the patch
-dictionary, `_patches` and the `weakref.finalize` go away. `_conv_filter_grad`'s gradient
-stays as it is (written with ops on `x` and `dy`), so second derivatives are unchanged.
+Conv is the larger example (`ops/conv_ops.py`): its forward saves `(cols, mask)`, the im2col
+patches when they fit the temporary budget and, with a fused relu, a bit mask of the positive
+outputs; the filter gradient takes `cols` as a memo attribute and rebuilds the patches when it
+is None, and its own gradient is written with ops on `x` and `dy`.
 """
 
 from __future__ import annotations
