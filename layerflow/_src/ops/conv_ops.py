@@ -18,7 +18,7 @@ from layerflow._src.framework import errors
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops import conv_kernels as _k
 from layerflow._src.ops.array_ops import transpose
-from layerflow._src.ops.math_ops import _as_tensor, _relu_grad, reduce_sum, relu, reshape
+from layerflow._src.ops.math_ops import _as_tensor, reduce_sum, relu, reshape
 from layerflow._src.ops.pool_ops import (  # noqa: F401 - re-exported: the old import path
     avg_pool,
     avg_pool1d,
@@ -77,7 +77,7 @@ def _op_grads(dz: Any, x: Any, w: Any, attrs: tuple, cols: Any, need: tuple) -> 
     )
 
 
-@op("conv2d", 2, saves=True)
+@op("conv2d", 2, saves=True, grad_uses_out=False)
 def _conv(xp: Any, x: Any, w: Any, attrs: tuple) -> Any:
     return _forward(xp, x, w, None, attrs, False, "conv2d")
 
@@ -91,7 +91,7 @@ def _(dy: Any, out: Any, x: Any, w: Any, attrs: tuple, saved: Any = None) -> Any
     return _op_grads(dy, x, w, attrs, saved[0] if saved else None, need)[:2]
 
 
-@op("conv2d_bias_activation", 3, saves=True)
+@op("conv2d_bias_activation", 3, saves=True, grad_uses_out=False)
 def _conv_bias_act(xp: Any, x: Any, w: Any, b: Any, attrs: tuple, relu: bool) -> Any:
     return _forward(xp, x, w, b, attrs, relu, "conv2d")
 
@@ -100,23 +100,32 @@ def _conv_bias_act(xp: Any, x: Any, w: Any, b: Any, attrs: tuple, relu: bool) ->
 def _(dy: Any, out: Any, x: Any, w: Any, b: Any, attrs: tuple, relu: bool,
       saved: Any = None) -> Any:  # fmt: skip
     need = (input_needed(0), input_needed(1), input_needed(2))
+    saved = _saved_or_recomputed(saved, x, w, b, attrs, relu)
     if not recording():
         return _backward(dy, x, w, attrs, saved, need)
     # An outer tape records this backward pass: differentiable ops only. The relu mask is
     # piecewise constant in x, w and b (its derivative is zero), so multiplying by it as a
     # constant is exact, as relu's own gradient is.
-    cols, mask = saved if saved is not None else (None, None)
+    cols, mask = saved
     dz = dy
     if relu:
         cv = _plan(tuple(x._data.shape), tuple(w._data.shape), attrs, "conv2d_backprop")
-        if mask is None:  # not saved: the output says where the relu passed
-            dz = _relu_grad(dy, out)
-        else:
-            dz = dy * Tensor(_k.relu_mask(dy._device.xp, mask, cv, dy._data.dtype), dy._device)
+        dz = dy * Tensor(_k.relu_mask(dy._device.xp, mask, cv, dy._data.dtype), dy._device)
     return _op_grads(dz, x, w, attrs, cols, need)
 
 
-@op("conv2d_backprop_input", 2)
+def _saved_or_recomputed(saved: Any, x: Any, w: Any, b: Any, attrs: tuple, relu: bool) -> Any:
+    """The forward's residuals; rebuilt from the inputs if a relu's mask was not saved (the
+    gradient gets no output to read it from)."""
+    if relu and (saved is None or saved[1] is None):
+        cv = _plan(tuple(x._data.shape), tuple(w._data.shape), attrs, "conv2d_backprop")
+        _, cols, mask = _k.conv_forward(x._device.xp, x._data, w._data, cv, b._data, True,
+                                        keep=True)  # fmt: skip
+        return cols, mask
+    return saved if saved is not None else (None, None)
+
+
+@op("conv2d_backprop_input", 2, grad_uses_out=False)
 def _conv_input_grad(xp: Any, dy: Any, w: Any, x_shape: tuple, attrs: tuple) -> Any:
     cv = _plan(x_shape, w.shape, attrs, "conv2d_backprop_input")
     if tuple(dy.shape[1:3]) != cv.geo[0] or dy.shape[3] != cv.m:
@@ -137,7 +146,7 @@ def _(g: Any, out: Any, dy: Any, w: Any, x_shape: tuple, attrs: tuple) -> Any:
     )
 
 
-@op("conv2d_backprop_filter", 2)
+@op("conv2d_backprop_filter", 2, grad_uses_out=False)
 def _conv_filter_grad(xp: Any, x: Any, dy: Any, w_shape: tuple, attrs: tuple,
                       cols: Any = None) -> Any:  # fmt: skip
     """The filter gradient; `cols`, when given, are x's patches saved by the forward (a memo:
