@@ -40,8 +40,14 @@ with tf.GradientTape() as tape:
 grads = tape.gradient(loss, model.trainable_variables)
 opt.apply_gradients(zip(grads, model.trainable_variables))
 ok = all(np.isfinite(g.numpy()).all() for g in grads)
-print(json.dumps({"rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "finite": bool(ok)}))
+# VmHWM is this process's own peak. ru_maxrss is not: a child started by vfork + exec (as
+# subprocess does) inherits the parent's peak, i.e. that of the whole pytest run.
+try:
+    with open("/proc/self/status") as f:
+        peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+except OSError:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"rss_mib": peak, "finite": bool(ok)}))
 """
 
 
