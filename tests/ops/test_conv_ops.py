@@ -150,29 +150,46 @@ def test_generic_pool_dispatch_and_1d():
 
 
 def test_forward_patches_are_reused_then_released(monkeypatch):
-    """The filter gradient reuses the forward's im2col while the tape lives; nothing is kept
-    once the outputs are gone, and nothing at all without a recording tape."""
+    """The filter gradient reuses the forward's im2col, saved in the tape's node (a residual,
+    no module-global cache); the patches die with the node, and nothing is saved without a
+    recording tape."""
     import gc
+    import weakref
 
     from layerflow._src.ops import conv_kernels, conv_ops
 
-    calls = []
+    assert not any(hasattr(conv_ops, n) for n in ("_PATCHES", "_patches", "_remember"))
+    calls, built = [], []
     real = conv_kernels.im2col
-    monkeypatch.setattr(conv_kernels, "im2col", lambda *a: calls.append(1) or real(*a))
+
+    def spy(*a):
+        cols = real(*a)
+        calls.append(1)
+        built.append(weakref.ref(a[-1]))  # the buffer the patches live in
+        return cols
+
+    monkeypatch.setattr(conv_kernels, "im2col", spy)
     x = tf.constant(rng.standard_normal((2, 6, 6, 3)))
     w = tf.Variable(rng.standard_normal((3, 3, 3, 4)))
     tf.nn.conv2d(x, w, 1, "SAME")
-    assert conv_ops._PATCHES == {}
+    gc.collect()
+    assert built[0]() is None  # no tape: the patches were not kept
     with tf.GradientTape() as tape:
         y = tf.reduce_sum(tf.nn.conv2d(x, w, 1, "SAME") ** 2)
+    (node,) = [n for n in tape._nodes if n[0].name == "conv2d"]
+    cols, mask = node[4]["saved"]
+    assert cols.shape == (1, 27, 72) and mask is None  # (groups, 3*3*3 taps, 2*6*6 pixels)
+    del cols
+    del node
+    gc.collect()
+    assert built[1]() is not None  # held by the tape's node while it can still ask
     g = tape.gradient(y, w)
     assert len(calls) == 2  # the forward without a tape, the forward with one; none in backward
     ref = tf.nn.conv2d(x, w, 1, "SAME").numpy()
     expected = np.einsum("nhwijc,nhwo->ijco", _patches_ref(x.numpy(), 3), 2 * ref)
     np.testing.assert_allclose(g.numpy(), expected, rtol=1e-10)
-    del y, tape
     gc.collect()
-    assert conv_ops._PATCHES == {}
+    assert built[1]() is None  # the tape dropped its nodes: the patches went with them
 
 
 def _patches_ref(x, k):

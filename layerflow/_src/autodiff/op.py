@@ -54,13 +54,10 @@ end). The rules that keep one gradient per op and higher-order gradients right:
 3. Nothing is keyed by `id()` and nothing global is kept: the residual travels in the tape's
    node and dies with it.
 
-Converting conv's patch cache (`ops/conv_ops.py`, `_PATCHES` keyed by `id(x)`) to this
-mechanism: declare `@op("conv2d", 2, saves=True)`; `_conv` returns
-`(out, cols if recording() else None)` instead of registering `cols` in `_PATCHES`; its
-gradient takes `saved=None` and calls `_conv_filter_grad(x, dy, w_shape, attrs, depthwise,
-saved)`, whose forward uses `cols` when not None and `_im2col(...)` otherwise; the patch
-dictionary, `_patches` and the `weakref.finalize` go away. `_conv_filter_grad`'s gradient
-stays as it is (written with ops on `x` and `dy`), so second derivatives are unchanged.
+Conv is the larger example (`ops/conv_ops.py`): its forward saves `(cols, mask)`, the im2col
+patches when they fit the temporary budget and, with a fused relu, a bit mask of the positive
+outputs; the filter gradient takes `cols` as a memo attribute and rebuilds the patches when it
+is None, and its own gradient is written with ops on `x` and `dy`.
 """
 
 from __future__ import annotations
@@ -87,11 +84,11 @@ class Primitive:
     """An op's identity: its forward, its gradient, and how its inputs are treated."""
 
     __slots__ = ("name", "forward", "grad_fn", "n_inputs", "multi_out", "same_dtype",
-                 "may_alias", "list_input", "accepts", "saves")  # fmt: skip
+                 "may_alias", "list_input", "accepts", "saves", "grad_uses_out")  # fmt: skip
 
     def __init__(self, name: str, forward: Callable[..., Any], n_inputs: int, multi_out: bool,
                  same_dtype: bool, may_alias: bool, list_input: bool, accepts: str | None = None,
-                 saves: bool = False) -> None:  # fmt: skip
+                 saves: bool = False, grad_uses_out: bool = True) -> None:  # fmt: skip
         if accepts is not None and accepts not in FAMILIES:
             raise ValueError(
                 f"op {name!r}: accepts={accepts!r} is not a dtype family; use one of "
@@ -101,6 +98,9 @@ class Primitive:
         # The NumPy dtype kinds the first input may have (None: any).
         self.accepts = None if accepts is None else FAMILIES[accepts][0]
         self.saves = saves
+        # False: the gradient never reads `out` (it gets None), and a non-persistent tape's
+        # walk lets the output go as soon as its consumers' gradients have run.
+        self.grad_uses_out = grad_uses_out
         self.forward = forward
         self.grad_fn: Callable[..., Any] | None = None
         self.n_inputs = n_inputs
@@ -245,18 +245,21 @@ def op(
     list_input: bool = False,
     accepts: str | None = None,
     saves: bool = False,
+    grad_uses_out: bool = True,
 ) -> Callable[[Callable[..., Any]], Any]:
     """Make an op from a forward `fn(xp, *arrays, *attrs, **attrs)`; see the module docstring.
 
     `n_inputs` leading positional arguments are tensors (with `list_input`, the first argument is
     a list of tensors); the rest are attributes passed unchanged to forward and gradient.
     `accepts` names the dtype family of the inputs, `saves` lets the forward return
-    `(out, saved)` for its gradient (both in the module docstring).
+    `(out, saved)` for its gradient (both in the module docstring). `grad_uses_out=False`
+    says that the gradient does not read the op's output (it receives None), so a
+    non-persistent tape need not keep the output alive for it (TF's unused-outputs list).
     """
 
     def decorate(forward: Callable[..., Any]) -> Any:
         prim = Primitive(name, forward, n_inputs, multi_out, same_dtype, may_alias, list_input,
-                         accepts, saves)  # fmt: skip
+                         accepts, saves, grad_uses_out)  # fmt: skip
         kinds = prim.accepts
         # One array out, never aliasing a Variable's buffer: the wrappers' fast path applies.
         simple = not multi_out and not may_alias and not saves

@@ -8,6 +8,14 @@ Before the walk, one forward pass over the nodes marks the values that lie on a 
 watched source; a node none of whose inputs is marked is skipped, and while a gradient function
 runs, `input_needed(i)` tells it which of its inputs need a gradient (TF's `skip_input_indices`),
 so that e.g. matmul does not compute the gradient of the data batch nobody asked for.
+
+Memory. A persistent tape keeps every node (TF's semantics: it can be asked again). A
+non-persistent one hands its nodes to the walk, which drops each node (its inputs, output and
+residuals) as soon as its gradient has run, and each accumulated gradient as soon as the
+node that consumes it has run; the output of an op whose gradient does not read it
+(`grad_uses_out=False`) is held only by the nodes that consume it. So while a layer's
+gradient runs, the activations of the layers above it are already gone: a training step peaks
+near the activations plus one layer's gradients, not the activations plus all of them.
 """
 
 from __future__ import annotations
@@ -223,8 +231,27 @@ class GradientTape:
         return result if plain else nest.pack_sequence_as(sources, result)
 
     def _backward(self, targets: list[Any], ogs: list[Any], sources: list[Any]) -> dict[int, Any]:
-        grads: dict[int, Any] = {}
+        grads = self._seed(targets, ogs)
         keep = {id(s) for s in sources}
+        relevant = self._relevant(sources)
+        nodes = self._nodes
+        if self._persistent:
+            for i in range(len(nodes) - 1, -1, -1):
+                _visit(nodes[i], grads, keep, relevant)
+            return grads
+        # A non-persistent tape lets go of each node as soon as its gradient has run (see the
+        # module docstring). The ids in `grads` and `relevant` stay unambiguous: every value
+        # they name was alive when the walk began, and a value dies only once no node that is
+        # still to run names it.
+        self._nodes, self._watched = [], {}
+        _forget_unused_outputs(nodes)
+        while nodes:
+            _visit(nodes.pop(), grads, keep, relevant)
+        return grads
+
+    def _seed(self, targets: list[Any], ogs: list[Any]) -> dict[int, Any]:
+        """The gradients of the targets (ones, or the given output gradients), by id."""
+        grads: dict[int, Any] = {}
         watched = self._watched
         for t, og in zip(targets, ogs):
             if not isinstance(t, TensorLike):
@@ -240,61 +267,6 @@ class GradientTape:
             else:
                 g = Tensor(t._device.xp.asarray(og, dtype=t._data.dtype), t._device)
             _accumulate(grads, t, g)
-        relevant = self._relevant(sources)
-        for prim, inputs, out, rest, kwargs in reversed(self._nodes):
-            if prim.multi_out:
-                dys = [grads.get(id(o)) for o in out]
-                if all(d is None for d in dys):
-                    continue
-                for o in out:
-                    if id(o) not in keep:
-                        grads.pop(id(o), None)
-                dy: Any = tuple(
-                    d if d is not None else Tensor(o._device.xp.zeros_like(o._data), o._device)
-                    for d, o in zip(dys, out)
-                )
-            else:
-                dy = grads.get(id(out))
-                if dy is None:
-                    continue
-                if id(out) not in keep:
-                    del grads[id(out)]
-            needed = tuple([id(x) in relevant for x in inputs])
-            if True not in needed:
-                continue
-            # Saved and restored: a gradient function may run a nested tape's backward walk.
-            saved = _state.needed
-            _state.needed = needed
-            try:
-                if prim.list_input:
-                    in_grads = prim.grad_fn(dy, out, list(inputs), *rest, **kwargs)
-                else:
-                    in_grads = prim.grad_fn(dy, out, *inputs, *rest, **kwargs)
-            finally:
-                _state.needed = saved
-            if not isinstance(in_grads, list | tuple):
-                in_grads = (in_grads,)
-            for i, (x, g) in enumerate(zip(inputs, in_grads)):
-                if g is None or not needed[i]:
-                    continue
-                ga, xa = g._data if isinstance(g, TensorLike) else None, x._data
-                if ga is None or (ga.shape != xa.shape and tuple(ga.shape) != tuple(xa.shape)):
-                    got = tuple(g._data.shape) if isinstance(g, TensorLike) else type(g).__name__
-                    raise errors.InternalError(
-                        None,
-                        prim.name,
-                        f"The gradient of op '{prim.name}' for input #{i} has shape {got}, but "
-                        f"the input has shape {tuple(x._data.shape)}. This is a bug in the "
-                        "op's gradient; please report it.",
-                    )
-                if ga.dtype is not xa.dtype and ga.dtype != xa.dtype:
-                    raise errors.InternalError(
-                        None,
-                        prim.name,
-                        f"The gradient of op '{prim.name}' for input #{i} has dtype "
-                        f"{g.dtype.name}, but the input has dtype {x.dtype.name}.",
-                    )
-                _accumulate(grads, x, g)
         return grads
 
     def _relevant(self, sources: list[Any]) -> set[int]:
@@ -356,6 +328,77 @@ class GradientTape:
             out.append(Tensor(stacked.reshape(tuple(target._data.shape) + tuple(s._data.shape)),
                               s._device))  # fmt: skip
         return nest.pack_sequence_as(sources, out)
+
+
+def _forget_unused_outputs(nodes: list[tuple]) -> None:
+    """Replace the output of each node whose gradient does not read it by its id, so that the
+    output can die as soon as the nodes that consume it have run."""
+    for i, node in enumerate(nodes):
+        if not node[0].grad_uses_out and not node[0].multi_out:
+            nodes[i] = (node[0], node[1], id(node[2]), node[3], node[4])
+
+
+def _visit(node: tuple, grads: dict[int, Any], keep: set[int], relevant: set[int]) -> None:
+    """Run one node's gradient: take the gradient of its output(s) from `grads` and add its
+    inputs' gradients there. A function, so that nothing it touched outlives the call."""
+    prim, inputs, out, rest, kwargs = node
+    if prim.multi_out:
+        dys = [grads.get(id(o)) for o in out]
+        if all(d is None for d in dys):
+            return
+        for o in out:
+            if id(o) not in keep:
+                grads.pop(id(o), None)
+        dy: Any = tuple(
+            d if d is not None else Tensor(o._device.xp.zeros_like(o._data), o._device)
+            for d, o in zip(dys, out)
+        )
+    else:
+        key = out if type(out) is int else id(out)
+        dy = grads.get(key)
+        if dy is None:
+            return
+        if key not in keep:
+            del grads[key]
+        if not prim.grad_uses_out:
+            out = None
+    needed = tuple([id(x) in relevant for x in inputs])
+    if True not in needed:
+        return
+    # Saved and restored: a gradient function may run a nested tape's backward walk.
+    saved = _state.needed
+    _state.needed = needed
+    try:
+        if prim.list_input:
+            in_grads = prim.grad_fn(dy, out, list(inputs), *rest, **kwargs)
+        else:
+            in_grads = prim.grad_fn(dy, out, *inputs, *rest, **kwargs)
+    finally:
+        _state.needed = saved
+    del dy
+    if not isinstance(in_grads, list | tuple):
+        in_grads = (in_grads,)
+    for i, (x, g) in enumerate(zip(inputs, in_grads)):
+        if g is None or not needed[i]:
+            continue
+        ga, xa = g._data if isinstance(g, TensorLike) else None, x._data
+        if ga is None or (ga.shape != xa.shape and tuple(ga.shape) != tuple(xa.shape)):
+            got = tuple(g._data.shape) if isinstance(g, TensorLike) else type(g).__name__
+            raise errors.InternalError(
+                None,
+                prim.name,
+                f"The gradient of op '{prim.name}' for input #{i} has shape {got}, but "
+                f"the input has shape {tuple(x._data.shape)}. This is a bug in the "
+                "op's gradient; please report it.",
+            )
+        if ga.dtype is not xa.dtype and ga.dtype != xa.dtype:
+            raise errors.InternalError(
+                None,
+                prim.name,
+                f"The gradient of op '{prim.name}' for input #{i} has dtype "
+                f"{g.dtype.name}, but the input has dtype {x.dtype.name}.",
+            )
+        _accumulate(grads, x, g)
 
 
 def _accumulate(grads: dict[int, Any], x: Any, g: Any) -> None:

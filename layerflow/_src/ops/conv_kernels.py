@@ -235,9 +235,11 @@ def _filter_groups(xp: Any, w: Any, cv: Conv) -> Any:
 
 
 def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool = False,
-                 keep_cols: bool = False) -> tuple[Any, Any]:  # fmt: skip
-    """(output NHWC view of a channels-first array, the patches when `keep_cols` and they were
-    built in one chunk, else None); bias and relu are applied chunk by chunk."""
+                 keep: bool = False) -> tuple[Any, Any, Any]:  # fmt: skip
+    """(output NHWC view of a channels-first array, patches, relu mask); bias and relu are
+    applied chunk by chunk. With `keep` (a tape records the op), the patches are returned when
+    they were built in one chunk (else None: the backward pass rebuilds them), and with `relu`
+    the mask of positive outputs, one bit per value (see `relu_mask`); else both are None."""
     (oh, ow) = cv.geo[0]
     g, mg = cv.g, cv.m // cv.g
     x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w)
@@ -246,6 +248,7 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
     b = None if bias is None else bias.reshape(g, mg, 1)
     buf = None if cv.pointwise else xp.empty(_buf_size(cv), dtype=x.dtype)
     cols = None
+    mask = [] if keep and relu else None
     for chunk in cv.plan:
         cols = im2col(xp, x5, cv, chunk, buf)
         c0 = cv.col0(chunk)
@@ -255,8 +258,28 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
             out += b
         if relu:
             xp.maximum(out, 0, out=out)
-    kept = cols if keep_cols and len(cv.plan) == 1 and not cv.pointwise else None
-    return y.reshape(cv.m, cv.n, oh, ow).transpose(1, 2, 3, 0), kept
+            if mask is not None:
+                mask.append(xp.packbits((out > 0).ravel()))
+    kept = cols if keep and len(cv.plan) == 1 and not cv.pointwise else None
+    return y.reshape(cv.m, cv.n, oh, ow).transpose(1, 2, 3, 0), kept, mask
+
+
+def _chunk_mask(xp: Any, mask: list, i: int, cv: Conv, chunk: tuple) -> Any:
+    """Chunk `i`'s relu mask, (M, images, rows, OW) booleans, from its packed bits."""
+    n0, n1, r0, r1 = chunk
+    bits = xp.unpackbits(mask[i])[: cv.m * cv.cols_of(chunk)].view(bool)
+    return bits.reshape(cv.m, n1 - n0, r1 - r0, cv.geo[0][1])
+
+
+def relu_mask(xp: Any, mask: list, cv: Conv, dtype: Any) -> Any:
+    """The whole relu mask kept by `conv_forward` as an NHWC array of 0 and 1 in `dtype` (for
+    a backward pass that an outer tape records with ops)."""
+    (oh, ow) = cv.geo[0]
+    full = xp.empty((cv.m, cv.n, oh, ow), dtype=dtype)
+    for i, chunk in enumerate(cv.plan):
+        n0, n1, r0, r1 = chunk
+        full[:, n0:n1, r0:r1, :] = _chunk_mask(xp, mask, i, cv, chunk)
+    return full.transpose(1, 2, 3, 0)
 
 
 def _buf_size(cv: Conv) -> int:
@@ -264,15 +287,14 @@ def _buf_size(cv: Conv) -> int:
 
 
 def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple, need_x: bool,
-                  need_w: bool, need_b: bool = False, out: Any = None,
+                  need_w: bool, need_b: bool = False, mask: Any = None,
                   cols: Any = None) -> tuple[Any, Any, Any]:  # fmt: skip
-    """(dx, dw, db) of y = conv(x, w) (+ bias, relu when `out` is given: its mask) for dy, each
-    None unless needed. `x` may be None when only dx is needed; `cols` are the forward's
-    patches when it kept them."""
+    """(dx, dw, db) of y = conv(x, w) (+ bias, relu when `mask`, the forward's relu mask, is
+    given) for dy, each None unless needed. `x` may be None when only dx is needed; `cols` are
+    the forward's patches when it kept them."""
     (oh, ow) = cv.geo[0]
     g, mg, k = cv.g, cv.m // cv.g, cv.k
     dyt = dy.transpose(3, 0, 1, 2)  # (M, N, OH, OW) view
-    outt = None if out is None else out.transpose(3, 0, 1, 2)
     w3 = _filter_groups(xp, w, cv) if need_x else None  # (g, K, Mg)
     x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w) if need_w else None
     dx5 = xp.zeros((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype) if need_x else None
@@ -283,13 +305,13 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     cols_buf = None if cv.pointwise or not need_w or cols is not None else xp.empty(
         _buf_size(cv), dtype=dy.dtype)  # fmt: skip
     dcols_buf = xp.empty(g * k * most, dtype=dy.dtype) if need_x else None
-    for chunk in cv.plan:
+    for i, chunk in enumerate(cv.plan):
         n0, n1, r0, r1 = chunk
         p = cv.cols_of(chunk)
         dz = dz_buf[: cv.m * p].reshape(cv.m, n1 - n0, r1 - r0, ow)
         dz[...] = dyt[:, n0:n1, r0:r1, :]
-        if outt is not None:
-            dz *= outt[:, n0:n1, r0:r1, :] > 0
+        if mask is not None:
+            dz *= _chunk_mask(xp, mask, i, cv, chunk)
         dz3 = dz.reshape(g, mg, p)
         if need_b:
             db += dz3.sum(axis=2)

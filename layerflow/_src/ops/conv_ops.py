@@ -11,16 +11,14 @@ Pooling moved to `pool_ops`; its public functions are re-exported here for old i
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
-from layerflow._src.autodiff import tape as _tape
-from layerflow._src.autodiff.op import input_needed, op
+from layerflow._src.autodiff.op import input_needed, op, recording
 from layerflow._src.framework import errors
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops import conv_kernels as _k
 from layerflow._src.ops.array_ops import transpose
-from layerflow._src.ops.math_ops import _as_tensor, _relu_grad, reduce_sum, relu, reshape
+from layerflow._src.ops.math_ops import _as_tensor, reduce_sum, relu, reshape
 from layerflow._src.ops.pool_ops import (  # noqa: F401 - re-exported: the old import path
     avg_pool,
     avg_pool1d,
@@ -44,91 +42,90 @@ def _plan(x_shape: tuple, w_shape: tuple, attrs: tuple, name: str) -> _k.Conv:
     return _k.Conv(tuple(x_shape), tuple(w_shape), (outs, pads, strides, dilations), groups)
 
 
-# Patches built by a recorded forward, for the filter gradient of the same input and geometry:
-# {(id(x), kh, kw, attrs): (x, cols)}. Only patches built in ONE chunk (within the temporary
-# budget) are kept; larger convolutions rebuild them chunk by chunk in the backward pass. An
-# entry lives as long as the forward's output array (a finalizer drops it), that is as long as
-# a tape can still ask for the gradient; without a recording tape nothing is kept.
-# TODO(residuals): when an op's forward can return values saved for its gradient, `cols` is
-# that residual and this cache goes.
-_PATCHES: dict[tuple, tuple[Any, Any]] = {}
-
-
-def _remember(x: Any, w_shape: tuple, attrs: tuple, out: Any, cols: Any) -> None:
-    if cols is None:
-        return
-    key = (id(x), w_shape[0], w_shape[1], attrs)
-    try:
-        weakref.finalize(out, _PATCHES.pop, key, None)
-    except TypeError:  # an array type without weak references: recompute instead
-        return
-    _PATCHES[key] = (x, cols)
-
-
-def _patches(x: Any, w_shape: tuple, attrs: tuple) -> Any:
-    entry = _PATCHES.get((id(x), w_shape[0], w_shape[1], attrs))
-    return entry[1] if entry is not None and entry[0] is x else None
+# Residuals (see autodiff/op.py): a recorded forward saves `(cols, mask)` for its gradient:
+# the im2col patches when they were built in one chunk (within the temporary budget; larger
+# convolutions rebuild them chunk by chunk in the backward pass), and for the fused relu the
+# mask of positive outputs, one bit per value, so the gradient needs neither the output nor a
+# full-size mask. Without a recording tape nothing is saved.
 
 
 def _forward(xp: Any, x: Any, w: Any, b: Any, attrs: tuple, relu: bool, name: str) -> Any:
     cv = _plan(x.shape, w.shape, attrs, name)
-    recording = bool(_tape._state.tapes)
-    out, cols = _k.conv_forward(xp, x, w, cv, b, relu, keep_cols=recording)
-    _remember(x, w.shape, attrs, out, cols)
-    return out
+    out, cols, mask = _k.conv_forward(xp, x, w, cv, b, relu, keep=recording())
+    return out, (None if cols is None and mask is None else (cols, mask))
 
 
-def _backward(dy: Any, out: Any, x: Any, w: Any, attrs: tuple, relu: bool, need: tuple) -> tuple:
+def _backward(dy: Any, x: Any, w: Any, attrs: tuple, saved: Any, need: tuple) -> tuple:
     """(dx, dw, db) tensors on arrays, one chunked pass (no outer tape records)."""
     device = dy._device
     xa, wa = x._data, w._data
+    cols, mask = saved if saved is not None else (None, None)
     cv = _plan(xa.shape, wa.shape, attrs, "conv2d_backprop")
     grads = _k.conv_backward(device.xp, xa, wa, dy._data, cv, x_shape=tuple(xa.shape),
-                             need_x=need[0], need_w=need[1], need_b=need[2],
-                             out=out._data if relu else None,
-                             cols=_patches(xa, wa.shape, attrs) if need[1] else None)  # fmt: skip
+                             need_x=need[0], need_w=need[1], need_b=need[2], mask=mask,
+                             cols=cols if need[1] else None)  # fmt: skip
     return tuple(None if g is None else Tensor(g, device) for g in grads)
 
 
-@op("conv2d", 2)
+def _op_grads(dz: Any, x: Any, w: Any, attrs: tuple, cols: Any, need: tuple) -> tuple:
+    """(dx, dw, db) written with ops, for a backward pass that an outer tape records."""
+    x_shape, w_shape = tuple(x._data.shape), tuple(w._data.shape)
+    return (
+        _conv_input_grad(dz, w, x_shape, attrs) if need[0] else None,
+        _conv_filter_grad(x, dz, w_shape, attrs, cols) if need[1] else None,
+        reduce_sum(dz, axis=[0, 1, 2]) if need[2] else None,
+    )
+
+
+@op("conv2d", 2, saves=True, grad_uses_out=False)
 def _conv(xp: Any, x: Any, w: Any, attrs: tuple) -> Any:
     return _forward(xp, x, w, None, attrs, False, "conv2d")
 
 
 @_conv.grad
-def _(dy: Any, out: Any, x: Any, w: Any, attrs: tuple) -> Any:
+def _(dy: Any, out: Any, x: Any, w: Any, attrs: tuple, saved: Any = None) -> Any:
     # The first layer's input is the data batch: its col2im is skipped unless someone asks.
     need = (input_needed(0), input_needed(1), False)
-    if not _tape._state.tapes:
-        return _backward(dy, out, x, w, attrs, False, need)[:2]
-    x_shape, w_shape = tuple(x._data.shape), tuple(w._data.shape)
-    return (
-        _conv_input_grad(dy, w, x_shape, attrs) if need[0] else None,
-        _conv_filter_grad(x, dy, w_shape, attrs) if need[1] else None,
-    )
+    if not recording():
+        return _backward(dy, x, w, attrs, saved, need)[:2]
+    return _op_grads(dy, x, w, attrs, saved[0] if saved else None, need)[:2]
 
 
-@op("conv2d_bias_activation", 3)
+@op("conv2d_bias_activation", 3, saves=True, grad_uses_out=False)
 def _conv_bias_act(xp: Any, x: Any, w: Any, b: Any, attrs: tuple, relu: bool) -> Any:
     return _forward(xp, x, w, b, attrs, relu, "conv2d")
 
 
 @_conv_bias_act.grad
-def _(dy: Any, out: Any, x: Any, w: Any, b: Any, attrs: tuple, relu: bool) -> Any:
+def _(dy: Any, out: Any, x: Any, w: Any, b: Any, attrs: tuple, relu: bool,
+      saved: Any = None) -> Any:  # fmt: skip
     need = (input_needed(0), input_needed(1), input_needed(2))
-    if not _tape._state.tapes:
-        return _backward(dy, out, x, w, attrs, relu, need)
-    # An outer tape records this backward pass: differentiable ops only.
-    dz = _relu_grad(dy, out) if relu else dy
-    x_shape, w_shape = tuple(x._data.shape), tuple(w._data.shape)
-    return (
-        _conv_input_grad(dz, w, x_shape, attrs) if need[0] else None,
-        _conv_filter_grad(x, dz, w_shape, attrs) if need[1] else None,
-        reduce_sum(dz, axis=[0, 1, 2]) if need[2] else None,
-    )
+    saved = _saved_or_recomputed(saved, x, w, b, attrs, relu)
+    if not recording():
+        return _backward(dy, x, w, attrs, saved, need)
+    # An outer tape records this backward pass: differentiable ops only. The relu mask is
+    # piecewise constant in x, w and b (its derivative is zero), so multiplying by it as a
+    # constant is exact, as relu's own gradient is.
+    cols, mask = saved
+    dz = dy
+    if relu:
+        cv = _plan(tuple(x._data.shape), tuple(w._data.shape), attrs, "conv2d_backprop")
+        dz = dy * Tensor(_k.relu_mask(dy._device.xp, mask, cv, dy._data.dtype), dy._device)
+    return _op_grads(dz, x, w, attrs, cols, need)
 
 
-@op("conv2d_backprop_input", 2)
+def _saved_or_recomputed(saved: Any, x: Any, w: Any, b: Any, attrs: tuple, relu: bool) -> Any:
+    """The forward's residuals; rebuilt from the inputs if a relu's mask was not saved (the
+    gradient gets no output to read it from)."""
+    if relu and (saved is None or saved[1] is None):
+        cv = _plan(tuple(x._data.shape), tuple(w._data.shape), attrs, "conv2d_backprop")
+        _, cols, mask = _k.conv_forward(x._device.xp, x._data, w._data, cv, b._data, True,
+                                        keep=True)  # fmt: skip
+        return cols, mask
+    return saved if saved is not None else (None, None)
+
+
+@op("conv2d_backprop_input", 2, grad_uses_out=False)
 def _conv_input_grad(xp: Any, dy: Any, w: Any, x_shape: tuple, attrs: tuple) -> Any:
     cv = _plan(x_shape, w.shape, attrs, "conv2d_backprop_input")
     if tuple(dy.shape[1:3]) != cv.geo[0] or dy.shape[3] != cv.m:
@@ -149,15 +146,18 @@ def _(g: Any, out: Any, dy: Any, w: Any, x_shape: tuple, attrs: tuple) -> Any:
     )
 
 
-@op("conv2d_backprop_filter", 2)
-def _conv_filter_grad(xp: Any, x: Any, dy: Any, w_shape: tuple, attrs: tuple) -> Any:
+@op("conv2d_backprop_filter", 2, grad_uses_out=False)
+def _conv_filter_grad(xp: Any, x: Any, dy: Any, w_shape: tuple, attrs: tuple,
+                      cols: Any = None) -> Any:  # fmt: skip
+    """The filter gradient; `cols`, when given, are x's patches saved by the forward (a memo:
+    the value is the same without it)."""
     cv = _plan(x.shape, w_shape, attrs, "conv2d_backprop_filter")
     return _k.conv_backward(xp, x, None, dy, cv, x_shape=tuple(x.shape), need_x=False,
-                            need_w=True, cols=_patches(x, w_shape, attrs))[1]  # fmt: skip
+                            need_w=True, cols=cols)[1]  # fmt: skip
 
 
 @_conv_filter_grad.grad
-def _(g: Any, out: Any, x: Any, dy: Any, w_shape: tuple, attrs: tuple) -> Any:
+def _(g: Any, out: Any, x: Any, dy: Any, w_shape: tuple, attrs: tuple, cols: Any = None) -> Any:
     x_shape = tuple(x._data.shape)
     return (
         _conv_input_grad(dy, g, x_shape, attrs) if input_needed(0) else None,

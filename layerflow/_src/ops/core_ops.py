@@ -145,7 +145,7 @@ def _reduction_grad(dy: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     return _broadcast_to(dy, shape)
 
 
-@op("reduce_sum")
+@op("reduce_sum", grad_uses_out=False)
 def _reduce_sum(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     dt = x.dtype if x.dtype.kind != "b" else np.int32
     if (
@@ -193,7 +193,7 @@ def _as_tensor(x: Any) -> Any:
     return convert_to_tensor(x)
 
 
-@op("reduce_mean")
+@op("reduce_mean", grad_uses_out=False)
 def _reduce_mean(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     if x.dtype.kind in "iub":
         s = xp.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)
@@ -209,10 +209,10 @@ def _reduce_mean(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> A
 
 @_reduce_mean.grad
 def _(dy: Any, out: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    n = x._data.size // max(out._data.size, 1)
-    # Divided before it is broadcast: the same quotient per element, on the reduced shape.
-    n_t = Tensor(x._device.xp.asarray(n, dtype=x._data.dtype), x._device)
-    return _reduction_grad(_real_div(dy, n_t), x, axis, keepdims)
+    # Divide the (small) gradient before broadcasting it: one array of x's size, not two.
+    n = x._data.size // max(dy._data.size, 1)
+    count = Tensor(x._device.xp.asarray(n, dtype=dy._data.dtype), x._device)
+    return _reduction_grad(_real_div(dy, count), x, axis, keepdims)
 
 
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False,

@@ -3,10 +3,11 @@
 The pools read the input through one strided slice per window tap, with the padding clipped
 away (no padded copy), and write an output laid out as the input is (channels-first behind an
 NHWC view when the input is such a view, as every conv output is). Max pooling keeps a running
-maximum in place; its gradient sends each output's gradient to the first tap that holds the
-maximum (TF's rule for ties), channel block by channel block, so its masks stay within the
-convolution's temporary budget. Windows that tile the input (stride == pool size, no padding)
-take a reshape path for the average.
+maximum in place and, when a tape records it, the number of the first tap that holds each
+window's maximum (TF's rule for ties); its gradient sends each output's gradient to that tap,
+channel block by channel block, so its masks stay within the convolution's temporary budget.
+Windows that tile the input (stride == pool size, no padding) take a reshape path for the
+average.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.autodiff.op import op
+from layerflow._src.autodiff.op import op, recording
 from layerflow._src.framework import errors
 from layerflow._src.ops import conv_kernels as _k
 from layerflow._src.ops.array_ops import transpose
@@ -68,72 +69,102 @@ def _channel_blocks(n_out: int, channels: int, itemsize: int) -> list[slice]:
     return [slice(c0, min(channels, c0 + step)) for c0 in range(0, channels, step)]
 
 
-def _first_max_masks(xp: Any, x: Any, y: Any, ksize: tuple, geo: Any, cs: slice) -> Any:
-    """For channel block `cs`, yield (tap, mask) with mask true where that tap is the first in
-    its window to hold the window's maximum `y` (TF's rule for ties)."""
-    taken = xp.zeros(y[..., cs].shape, dtype=bool)
-    for tap in _taps(x.shape, ksize, geo):
-        ro, co, ri, ci = tap
-        m = x[:, ri, ci, cs] == y[:, ro, co, cs]
-        t = taken[:, ro, co]
-        m &= ~t
-        t |= m
-        yield tap, m
+def _arg_dtype(n_taps: int) -> Any:
+    """The smallest unsigned dtype that numbers a window's taps and keeps its top value free
+    (the "no tap yet" mark)."""
+    return np.uint8 if n_taps < 255 else np.uint16 if n_taps < 65535 else np.uint32
+
+
+def _max_and_arg(xp: Any, x: Any, ksize: tuple, geo: Any, keep_arg: bool) -> tuple[Any, Any]:
+    """(y, arg): each window's maximum and, with `keep_arg`, the number (in `_taps` order) of
+    the first tap holding it (TF's rule for ties), in the output's layout; else arg is None."""
+    shape = (x.shape[0], *geo[0], x.shape[3])
+    y = _empty_like_layout(xp, x, shape, x.dtype, _lowest(x.dtype))
+    taps = _taps(x.shape, ksize, geo)
+    if not keep_arg:
+        for ro, co, ri, ci in taps:
+            o = y[:, ro, co, :]
+            xp.maximum(o, x[:, ri, ci, :], out=o)
+        return y, None
+    dt = _arg_dtype(len(taps))
+    none = np.iinfo(dt).max
+    arg = _empty_like_layout(xp, x, shape, dt, none)
+    for cs in _channel_blocks(y.size // y.shape[3], x.shape[3], x.dtype.itemsize):
+        for t, (ro, co, ri, ci) in enumerate(taps):
+            o, xs = y[:, ro, co, cs], x[:, ri, ci, cs]
+            xp.copyto(arg[:, ro, co, cs], t, where=xs > o)  # strictly: the first one wins
+            xp.maximum(o, xs, out=o)
+        # Windows whose maximum is the dtype's lowest value (all -inf) had no tap above it.
+        missing = arg[..., cs] == none
+        if missing.any():
+            for t, (ro, co, ri, ci) in enumerate(taps):
+                m = missing[:, ro, co] & (x[:, ri, ci, cs] == y[:, ro, co, cs])
+                xp.copyto(arg[:, ro, co, cs], t, where=m)
+                missing[:, ro, co] &= ~m
+    return y, arg
 
 
 # --- max pooling ----------------------------------------------------------------------------------
 
+# A recorded max pool saves, per output, the number of the tap that held the maximum (one byte
+# for windows of fewer than 255 taps): its gradient reads neither the output nor x's values,
+# so the tape lets the output go once the next layer's gradient has run.
 
-@op("max_pool")
+
+@op("max_pool", saves=True, grad_uses_out=False)
 def _max_pool(xp: Any, x: Any, ksize: tuple, strides: tuple, padding: Any) -> Any:
     geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool")
-    shape = (x.shape[0], *geo[0], x.shape[3])
-    y = _empty_like_layout(xp, x, shape, x.dtype, _lowest(x.dtype))
-    for ro, co, ri, ci in _taps(x.shape, ksize, geo):
-        o = y[:, ro, co, :]
-        xp.maximum(o, x[:, ri, ci, :], out=o)
-    return y
+    return _max_and_arg(xp, x, ksize, geo, recording())
 
 
 @_max_pool.grad
-def _(dy: Any, out: Any, x: Any, ksize: tuple, strides: tuple, padding: Any) -> Any:
-    return _max_pool_grad(dy, x, out, ksize, strides, padding)
+def _(dy: Any, out: Any, x: Any, ksize: tuple, strides: tuple, padding: Any,
+      saved: Any = None) -> Any:  # fmt: skip
+    return _max_pool_grad(dy, x, ksize, strides, padding, saved)
 
 
-@op("max_pool_grad", 3)
-def _max_pool_grad(xp: Any, dy: Any, x: Any, y: Any, ksize: tuple, strides: tuple,
-                   padding: Any) -> Any:  # fmt: skip
-    """dx of max pooling: dy sent to the first tap holding each window's maximum `y`."""
+def _arg_of(xp: Any, x: Any, ksize: tuple, geo: Any, arg: Any) -> Any:
+    return arg if arg is not None else _max_and_arg(xp, x, ksize, geo, True)[1]
+
+
+@op("max_pool_grad", 2, grad_uses_out=False)
+def _max_pool_grad(xp: Any, dy: Any, x: Any, ksize: tuple, strides: tuple, padding: Any,
+                   arg: Any = None) -> Any:  # fmt: skip
+    """dx of max pooling: dy sent to the first tap holding each window's maximum. `arg` (the
+    forward's tap numbers) is a memo: recomputed from x when None."""
     geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool_grad")
+    arg = _arg_of(xp, x, ksize, geo, arg)
     dx = _empty_like_layout(xp, x, x.shape, dy.dtype, 0)
     for cs in _channel_blocks(dy.size // dy.shape[3], x.shape[3], dy.dtype.itemsize):
-        for (ro, co, ri, ci), m in _first_max_masks(xp, x, y, ksize, geo, cs):
-            dx[:, ri, ci, cs] += xp.multiply(dy[:, ro, co, cs], m)
+        for t, (ro, co, ri, ci) in enumerate(_taps(x.shape, ksize, geo)):
+            dx[:, ri, ci, cs] += xp.multiply(dy[:, ro, co, cs], arg[:, ro, co, cs] == t)
     return dx
 
 
 @_max_pool_grad.grad
-def _(g: Any, out: Any, dy: Any, x: Any, y: Any, ksize: tuple, strides: tuple,
-      padding: Any) -> Any:  # fmt: skip
-    return _max_pool_select(g, x, y, ksize, strides, padding), None, None
+def _(g: Any, out: Any, dy: Any, x: Any, ksize: tuple, strides: tuple, padding: Any,
+      arg: Any = None) -> Any:  # fmt: skip
+    return _max_pool_select(g, x, ksize, strides, padding, arg), None
 
 
-@op("max_pool_select", 3)
-def _max_pool_select(xp: Any, g: Any, x: Any, y: Any, ksize: tuple, strides: tuple,
-                     padding: Any) -> Any:  # fmt: skip
-    """For every pooling window, the value of `g` where `x` has its (first) maximum `y`."""
+@op("max_pool_select", 2, grad_uses_out=False)
+def _max_pool_select(xp: Any, g: Any, x: Any, ksize: tuple, strides: tuple, padding: Any,
+                     arg: Any = None) -> Any:  # fmt: skip
+    """For every pooling window, the value of `g` where `x` has its (first) maximum."""
     geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool")
-    out = _empty_like_layout(xp, y, y.shape, g.dtype, 0)
-    for cs in _channel_blocks(y.size // y.shape[3], x.shape[3], g.dtype.itemsize):
-        for (ro, co, ri, ci), m in _first_max_masks(xp, x, y, ksize, geo, cs):
-            out[:, ro, co, cs] += xp.multiply(g[:, ri, ci, cs], m)
+    arg = _arg_of(xp, x, ksize, geo, arg)
+    shape = (x.shape[0], *geo[0], x.shape[3])
+    out = _empty_like_layout(xp, x, shape, g.dtype, 0)
+    for cs in _channel_blocks(out.size // out.shape[3], x.shape[3], g.dtype.itemsize):
+        for t, (ro, co, ri, ci) in enumerate(_taps(x.shape, ksize, geo)):
+            out[:, ro, co, cs] += xp.multiply(g[:, ri, ci, cs], arg[:, ro, co, cs] == t)
     return out
 
 
 @_max_pool_select.grad
-def _(dy: Any, out: Any, g: Any, x: Any, y: Any, ksize: tuple, strides: tuple,
-      padding: Any) -> Any:  # fmt: skip
-    return _max_pool_grad(dy, x, y, ksize, strides, padding), None, None
+def _(dy: Any, out: Any, g: Any, x: Any, ksize: tuple, strides: tuple, padding: Any,
+      arg: Any = None) -> Any:  # fmt: skip
+    return _max_pool_grad(dy, x, ksize, strides, padding, arg), None
 
 
 # --- average pooling ------------------------------------------------------------------------------
