@@ -47,11 +47,65 @@ def test_numpy_values_keep_their_dtype(value):
 
 
 @pytest.mark.parametrize("value", ["abc", b"abc", ["a", "bc"], np.array(["a", "bc"])])
-def test_strings_become_object_arrays(value):
+def test_strings_become_object_arrays_of_bytes(value):
     arr = host_array(value)
     assert arr.dtype == object
-    assert arr.tolist() == np.asarray(value).tolist()
+    want = np.asarray(value).tolist()
+    want = (
+        [w if isinstance(w, bytes) else w.encode() for w in want]
+        if arr.ndim
+        else (want if isinstance(want, bytes) else want.encode())
+    )
+    assert arr.tolist() == want
     assert tf.constant(value).dtype == tf.string
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["héllo", ["héllo", b"x"], np.array(["héllo"]), np.array(["héllo", b"x"], dtype=object)],
+)
+def test_string_tensors_hold_utf8_bytes_as_tf(value):
+    out = tf.constant(value).numpy()
+    items = [out] if np.ndim(out) == 0 else out.tolist()
+    assert all(type(v) is bytes for v in items)
+    assert items[0] == "héllo".encode()
+
+
+@pytest.mark.parametrize(
+    "elements",
+    [[object()], [1, 2], ["a", 1], [None], [{"a": 1}], [[1, 2], [3]], [np.float64(1.5)]],
+)
+def test_object_arrays_with_anything_but_str_or_bytes_are_refused(elements):
+    arr = np.empty(len(elements), dtype=object)
+    arr[:] = elements
+    for convert in (tf.constant, tf.convert_to_tensor, tf.Variable):
+        with pytest.raises(ValueError, match="only str and bytes|Only str and bytes"):
+            convert(arr)
+
+
+def test_a_pickled_object_array_from_np_load_is_refused(tmp_path):
+    path = tmp_path / "evil.npy"
+    arr = np.empty(1, dtype=object)
+    arr[0] = {"payload": [1, 2]}
+    np.save(path, arr, allow_pickle=True)
+    loaded = np.load(path, allow_pickle=True)
+    with pytest.raises(ValueError, match="element 0 has type dict"):
+        tf.constant(loaded)
+
+
+def test_object_arrays_of_numbers_convert_only_with_a_numeric_dtype_as_tf():
+    arr = np.array([1.5, 2], dtype=object)
+    out = tf.constant(arr, dtype=tf.float32)
+    assert out.dtype == tf.float32
+    np.testing.assert_array_equal(out.numpy(), [1.5, 2.0])
+    with pytest.raises(ValueError, match="not a number"):
+        tf.constant(np.array([1.5, "a"], dtype=object), dtype=tf.float32)
+
+
+@pytest.mark.parametrize("dtype", ["datetime64[s]", [("a", "i4")]])
+def test_numpy_arrays_of_other_kinds_are_refused(dtype):
+    with pytest.raises(ValueError, match="numbers, bools or strings"):
+        tf.constant(np.zeros(2, dtype=dtype))
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,55 @@ The wrapper converts inputs (Python values take the dtype of their tensor partne
 checks dtypes, picks the array module of the inputs' device, runs the forward, wraps the result
 and records a node on every active tape that watches an input. With no tape active, nothing is
 recorded and nothing retained.
+
+Dtype families. `@op("sqrt", accepts="float")` declares in one word which dtypes the op's
+first input may have (the others share its dtype unless `same_dtype=False`); any other dtype
+raises TF's `InvalidArgumentError` before the forward runs, so e.g. `sqrt` of an int32 tensor
+never silently becomes float64. Families: `"float"` (float16/32/64, complex64/128: TF's exp,
+log, sqrt, trigonometry, ...), `"real_float"` (float16/32/64: erf, floor, is_nan, softplus,
+...), `"numeric"` (everything but bool and string: reduce_max, ...). None (the default) accepts
+every dtype. (TF raises NotFoundError rather than InvalidArgumentError for `reciprocal` of an
+integer tensor; layerflow raises InvalidArgumentError for every family violation.)
+
+Out of memory. A forward that fails to allocate (NumPy's or CuPy's MemoryError, or NumPy's
+"array is too big") raises `errors.OutOfMemoryError`, which is TF's `ResourceExhaustedError`
+and also a `MemoryError`, naming the op and its input shapes.
+
+Residuals (values a forward saves for its gradient). Declare `saves=True`; the forward then
+returns `(out, saved)`, where `saved` is anything (arrays, a tuple of arrays, None), and the
+gradient receives it as the keyword argument `saved`:
+
+    @op("sparse_softmax_cross_entropy_with_logits", 2, same_dtype=False, saves=True)
+    def _sparse_xent(xp, logits, labels):
+        loss, backprop = ...
+        return loss, (backprop if recording() else None)   # skip the work nobody will use
+
+    @_sparse_xent.grad
+    def _(dy, out, logits, labels, saved=None):
+        return _sparse_xent_grad(dy, logits, labels, saved), None
+
+The tape keeps `saved` in the op's node only when it records the op (never without a tape,
+and only as long as the node lives: until a non-persistent tape's `gradient`, or the tape's
+end). The rules that keep one gradient per op and higher-order gradients right:
+
+1. `saved` is a memo, never a differentiable value: the gradient does not compute on it with
+   ops. It passes it as an *attribute* to a gradient op (`_sparse_xent_grad` above) whose
+   forward uses the memo when given and recomputes it from its tensor inputs when it is None,
+   and whose own gradient is written with ops on those tensor inputs. Mathematically the
+   gradient op is a function of its tensor inputs alone, so nested tapes differentiate it
+   correctly; the memo only saves the forward's work.
+2. `saved` may be None (the forward decides; `recording()` tells it whether a tape is
+   active), so every gradient op must be able to recompute.
+3. Nothing is keyed by `id()` and nothing global is kept: the residual travels in the tape's
+   node and dies with it.
+
+Converting conv's patch cache (`ops/conv_ops.py`, `_PATCHES` keyed by `id(x)`) to this
+mechanism: declare `@op("conv2d", 2, saves=True)`; `_conv` returns
+`(out, cols if recording() else None)` instead of registering `cols` in `_PATCHES`; its
+gradient takes `saved=None` and calls `_conv_filter_grad(x, dy, w_shape, attrs, depthwise,
+saved)`, whose forward uses `cols` when not None and `_im2col(...)` otherwise; the patch
+dictionary, `_patches` and the `weakref.finalize` go away. `_conv_filter_grad`'s gradient
+stays as it is (written with ops on `x` and `dy`), so second derivatives are unchanged.
 """
 
 from __future__ import annotations
@@ -38,11 +87,20 @@ class Primitive:
     """An op's identity: its forward, its gradient, and how its inputs are treated."""
 
     __slots__ = ("name", "forward", "grad_fn", "n_inputs", "multi_out", "same_dtype",
-                 "may_alias", "list_input")  # fmt: skip
+                 "may_alias", "list_input", "accepts", "saves")  # fmt: skip
 
     def __init__(self, name: str, forward: Callable[..., Any], n_inputs: int, multi_out: bool,
-                 same_dtype: bool, may_alias: bool, list_input: bool) -> None:  # fmt: skip
+                 same_dtype: bool, may_alias: bool, list_input: bool, accepts: str | None = None,
+                 saves: bool = False) -> None:  # fmt: skip
+        if accepts is not None and accepts not in FAMILIES:
+            raise ValueError(
+                f"op {name!r}: accepts={accepts!r} is not a dtype family; use one of "
+                f"{sorted(FAMILIES)} or None."
+            )
         self.name = name
+        # The NumPy dtype kinds the first input may have (None: any).
+        self.accepts = None if accepts is None else FAMILIES[accepts][0]
+        self.saves = saves
         self.forward = forward
         self.grad_fn: Callable[..., Any] | None = None
         self.n_inputs = n_inputs
@@ -55,6 +113,49 @@ class Primitive:
         return f"<op {self.name}>"
 
 
+# Dtype families an op can declare with `accepts=`: (NumPy kinds, what the error lists).
+FAMILIES = {
+    "float": ("fc", "float16, float32, float64, complex64 or complex128"),
+    "real_float": ("f", "float16, float32 or float64"),
+    "numeric": ("iufc", "an integer, float or complex dtype"),
+}
+
+
+def recording() -> bool:
+    """Whether a tape is active, i.e. whether a forward's residuals may be kept (see above)."""
+    return bool(_state.tapes)
+
+
+def _family_error(prim: Primitive, dt: Any) -> errors.InvalidArgumentError:
+    name = dtypes.from_numpy(dt).name
+    allowed = next(text for kinds, text in FAMILIES.values() if kinds == prim.accepts)
+    hint = "tf.float32" if prim.accepts != FAMILIES["numeric"][0] else "tf.int32"
+    return errors.InvalidArgumentError(
+        None,
+        prim.name,
+        f"{prim.name}: a tensor of dtype {name} is not allowed; {prim.name} takes {allowed}. "
+        f"Cast the input first, e.g. tf.cast(x, {hint}).",
+    )
+
+
+def _oom_error(prim: Primitive, arrays: Any, err: Exception) -> errors.OutOfMemoryError:
+    described = ", ".join(
+        f"{dtypes.from_numpy(a.dtype).name}{tuple(a.shape)}" for a in arrays if hasattr(a, "shape")
+    )
+    return errors.OutOfMemoryError(
+        None,
+        prim.name,
+        f"{prim.name}: out of memory running on inputs [{described}] ({err}). Use smaller "
+        "tensors (a smaller batch), or free memory first.",
+    )
+
+
+def _too_big(err: ValueError) -> bool:
+    """NumPy's errors for an array larger than the address space: an allocation failure."""
+    text = str(err)
+    return "array is too big" in text or "Maximum allowed dimension exceeded" in text
+
+
 def _dtype_error(prim: Primitive, a: Any, b: Any) -> errors.InvalidArgumentError:
     first, second = dtypes.from_numpy(a).name, dtypes.from_numpy(b).name
     return errors.InvalidArgumentError(
@@ -65,7 +166,9 @@ def _dtype_error(prim: Primitive, a: Any, b: Any) -> errors.InvalidArgumentError
     )
 
 
-def _shape_error(prim: Primitive, err: Exception, arrays: Any) -> errors.InvalidArgumentError:
+def _shape_error(prim: Primitive, err: Exception, arrays: Any) -> errors.OpError:
+    if isinstance(err, MemoryError) or (isinstance(err, ValueError) and _too_big(err)):
+        return _oom_error(prim, arrays, err)
     described = ", ".join(
         f"{dtypes.from_numpy(a.dtype).name}{tuple(a.shape)}" for a in arrays if hasattr(a, "shape")
     )
@@ -140,20 +243,28 @@ def op(
     same_dtype: bool = True,
     may_alias: bool = False,
     list_input: bool = False,
+    accepts: str | None = None,
+    saves: bool = False,
 ) -> Callable[[Callable[..., Any]], Any]:
     """Make an op from a forward `fn(xp, *arrays, *attrs, **attrs)`; see the module docstring.
 
     `n_inputs` leading positional arguments are tensors (with `list_input`, the first argument is
     a list of tensors); the rest are attributes passed unchanged to forward and gradient.
+    `accepts` names the dtype family of the inputs, `saves` lets the forward return
+    `(out, saved)` for its gradient (both in the module docstring).
     """
 
     def decorate(forward: Callable[..., Any]) -> Any:
-        prim = Primitive(name, forward, n_inputs, multi_out, same_dtype, may_alias, list_input)
+        prim = Primitive(name, forward, n_inputs, multi_out, same_dtype, may_alias, list_input,
+                         accepts, saves)  # fmt: skip
+        kinds = prim.accepts
         # One array out, never aliasing a Variable's buffer: the wrappers' fast path applies.
-        simple = not multi_out and not may_alias
+        simple = not multi_out and not may_alias and not saves
 
         def run(inputs: list[Any], device: backend.Device, rest: tuple, kwargs: dict) -> Any:
             arrays = [t._data for t in inputs]
+            if kinds is not None and arrays and arrays[0].dtype.kind not in kinds:
+                raise _family_error(prim, arrays[0].dtype)
             if prim.same_dtype and len(arrays) > 1:
                 dt = arrays[0].dtype
                 for a in arrays[1:]:
@@ -164,7 +275,7 @@ def op(
                     out = forward(device.xp, arrays, *rest, **kwargs)
                 else:
                     out = forward(device.xp, *arrays, *rest, **kwargs)
-            except (ValueError, IndexError) as err:
+            except (ValueError, IndexError, MemoryError) as err:
                 raise _shape_error(prim, err, arrays) from None
             return _finish(prim, inputs, out, device, rest, kwargs)
 
@@ -183,12 +294,14 @@ def op(
             def wrapper(x: Any, *rest: Any, name: str | None = None, **kwargs: Any) -> Any:
                 if isinstance(x, TensorLike) and not _flags.multi_device:
                     device = x._device
+                    if kinds is not None and x._data.dtype.kind not in kinds:
+                        raise _family_error(prim, x._data.dtype)
                     try:
                         if rest or kwargs:
                             out = forward(device.xp, x._data, *rest, **kwargs)
                         else:
                             out = forward(device.xp, x._data)
-                    except (ValueError, IndexError) as err:
+                    except (ValueError, IndexError, MemoryError) as err:
                         raise _shape_error(prim, err, [x._data]) from None
                     if simple and type(out) is device.ndarray:
                         result = Tensor(out, device)
@@ -217,13 +330,15 @@ def op(
                     # `is` first: NumPy reuses one dtype object per builtin type.
                     if same_dtype and xa.dtype is not ya.dtype and xa.dtype != ya.dtype:
                         raise _dtype_error(prim, xa.dtype, ya.dtype)
+                    if kinds is not None and xa.dtype.kind not in kinds:
+                        raise _family_error(prim, xa.dtype)
                     device = x._device
                     try:
                         if rest or kwargs:
                             out = forward(device.xp, xa, ya, *rest, **kwargs)
                         else:
                             out = forward(device.xp, xa, ya)
-                    except (ValueError, IndexError) as err:
+                    except (ValueError, IndexError, MemoryError) as err:
                         raise _shape_error(prim, err, [xa, ya]) from None
                     if simple and type(out) is device.ndarray:
                         result = Tensor(out, device)
@@ -275,6 +390,9 @@ def _finish(prim: Primitive, inputs: Any, out: Any, device: backend.Device, rest
     """Wrap the forward's result (copying it if it may alias a Variable) and record it."""
     xp = device.xp
     ndarray = device.ndarray
+    saved = None
+    if prim.saves:
+        out, saved = out
     if prim.multi_out:
         outs = tuple(Tensor(o if type(o) is ndarray else xp.asarray(o), device) for o in out)
         result: Any = outs
@@ -289,6 +407,10 @@ def _finish(prim: Primitive, inputs: Any, out: Any, device: backend.Device, rest
         result = Tensor(out, device)
     tapes = _state.tapes
     if tapes and prim.grad_fn is not None:
+        if saved is not None:
+            # The residual travels in the node (see the module docstring): the gradient gets
+            # it as `saved=`, and it is dropped with the node.
+            kwargs = {**kwargs, "saved": saved}
         _tape.record(tapes, prim, inputs, result, rest, kwargs)
     return result
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from layerflow._src import backend
-from layerflow._src.framework import dtypes
+from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
 
 _SCALARS = (bool, int, float, complex)
@@ -38,22 +38,69 @@ def host_array(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
     """A NumPy array for a non-tensor value, with TF's dtype rules.
 
     NumPy values keep their dtype; Python values take TF's (int -> int32, or int64 when too
-    large; float -> float32; bool -> bool; strings -> object). With `dtype`, the value is cast
+    large; float -> float32; bool -> bool; strings -> string). With `dtype`, the value is cast
     to it, except where that would lose information (float -> int, number -> bool, out of
     range), which raises.
 
+    String tensors hold `bytes` (str is encoded as UTF-8), never other Python objects: a NumPy
+    object array (say from `np.load(..., allow_pickle=True)`) converts only when every element
+    is str or bytes, or, with a numeric `dtype`, a plain number; otherwise it raises ValueError
+    as TF does.
+
     >>> host_array([1, 2]).dtype, host_array(np.arange(2)).dtype
     (dtype('int32'), dtype('int64'))
+    >>> host_array("héllo")
+    array(b'h\\xc3\\xa9llo', dtype=object)
     """
     if isinstance(value, np.ndarray | np.generic):
         arr = np.asarray(value)
-        if arr.dtype.kind in "US":
-            arr = arr.astype(object)
+        kind = arr.dtype.kind
+        if kind in "US" or (kind == "O" and (dtype is None or dtype.np.kind == "O")):
+            arr = _string_array(arr)
+        elif kind == "O":
+            arr = _numbers_array(arr)
+        elif kind not in "biufc":
+            raise ValueError(
+                f"Cannot convert a NumPy array of dtype {arr.dtype} to a tensor: tensors hold "
+                "numbers, bools or strings."
+            )
     else:
         arr = _python_array(value)
+        if arr.dtype.kind == "O":
+            arr = _string_array(arr)
         if dtype is None:
             return arr.astype(_python_dtype(arr), copy=False)
     return arr if dtype is None else _cast_checked(arr, dtype, value)
+
+
+def _string_array(arr: np.ndarray) -> np.ndarray:
+    """An object array of `bytes` for an array of str/bytes (any other element raises)."""
+    out = np.empty(arr.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, v in enumerate(arr.reshape(-1).tolist()):
+        if isinstance(v, bytes):
+            flat[i] = v
+        elif isinstance(v, str):
+            flat[i] = v.encode("utf-8")
+        else:
+            raise ValueError(
+                f"Cannot convert a NumPy object array to a tensor: element {i} has type "
+                f"{type(v).__name__} ({_short(v)}). Only str and bytes elements make a string "
+                "tensor; tensors never hold other Python objects. For numbers, convert the "
+                "array with .astype(...) first."
+            )
+    return out
+
+
+def _numbers_array(arr: np.ndarray) -> np.ndarray:
+    """An object array of plain numbers (asked for with a numeric dtype) as a numeric array."""
+    for i, v in enumerate(arr.reshape(-1).tolist()):
+        if not isinstance(v, bool | int | float | complex):
+            raise ValueError(
+                f"Cannot convert a NumPy object array to a numeric tensor: element {i} has type "
+                f"{type(v).__name__} ({_short(v)}), not a number."
+            )
+    return np.array(arr.tolist())
 
 
 def _python_array(value: Any) -> np.ndarray:
@@ -192,3 +239,80 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None) -> 
 
 def is_scalar_value(value: Any) -> bool:
     return isinstance(value, _SCALARS)
+
+
+# --- integers: sizes, axes, shapes ----------------------------------------------------------------
+
+_MAX_INT64 = 2**63 - 1
+
+
+def _int_error(value: Any, what: str, opname: str, plural: bool = False) -> Exception:
+    if isinstance(value, TensorLike | np.ndarray):
+        arr = backend.to_host(value._data) if isinstance(value, TensorLike) else value
+        if arr.dtype.kind not in "iub":
+            name = dtypes.from_numpy(arr.dtype).name if arr.dtype.kind != "O" else "string"
+            return errors.InvalidArgumentError(
+                None,
+                opname,
+                f"{opname}: {what} must be int32 or int64, got a tensor of dtype {name}. Cast "
+                "it with tf.cast(..., tf.int32).",
+            )
+        return TypeError(f"{opname}: {what} must be a scalar, got shape {tuple(arr.shape)}.")
+    expected = "integers" if plural else "an integer"
+    return TypeError(
+        f"{opname}: {what} must be {expected}, got {_short(value)} ({type(value).__name__}). "
+        "Sizes, axes and shapes are never rounded: pass int(...) of the value you mean."
+    )
+
+
+def as_int(value: Any, what: str, opname: str) -> int:
+    """A size, axis or count as a Python int; floats and strings raise instead of truncating.
+
+    Python ints and bools, NumPy integers and integer scalar tensors are accepted, as in TF;
+    a float (Python or NumPy) raises TypeError, a float tensor InvalidArgumentError.
+
+    >>> as_int(3, "depth", "one_hot")
+    3
+    >>> as_int(2.5, "axis", "reduce_sum")
+    Traceback (most recent call last):
+    ...
+    TypeError: reduce_sum: axis must be an integer, got 2.5 (float). Sizes, axes and shapes ...
+    """
+    if isinstance(value, int | np.integer | np.bool_):  # bool is an int, as in TF
+        return int(value)
+    if isinstance(value, TensorLike | np.ndarray):
+        arr = backend.to_host(value._data) if isinstance(value, TensorLike) else value
+        if arr.shape == () and arr.dtype.kind in "iub":
+            return int(arr)
+    raise _int_error(value, what, opname)
+
+
+def as_ints(value: Any, what: str, opname: str) -> tuple[int, ...]:
+    """A shape, list of axes or of sizes as a tuple of Python ints (a scalar gives one entry).
+
+    Entries must be integers (see `as_int`); an entry beyond int64 raises ValueError, as TF does.
+
+    >>> as_ints([2, 3], "shape", "zeros")
+    (2, 3)
+    """
+    if isinstance(value, TensorLike | np.ndarray):
+        arr = backend.to_host(value._data) if isinstance(value, TensorLike) else value
+        if arr.size and arr.dtype.kind not in "iub":
+            raise _int_error(value, what, opname, plural=True)
+        return tuple(int(d) for d in arr.reshape(-1))
+    if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
+        return (as_int(value, what, opname),)
+    out = []
+    for d in value:
+        if type(d) is int:
+            out.append(d)
+        elif isinstance(d, TensorLike | np.ndarray) and tuple(d.shape) != ():
+            raise _int_error(d, what, opname)
+        elif isinstance(d, int | np.integer | np.bool_ | TensorLike | np.ndarray):
+            out.append(as_int(d, what, opname))
+        else:
+            raise _int_error(value, what, opname, plural=True)
+    for d in out:
+        if not -(2**63) <= d < 2**63:
+            raise ValueError(f"{opname}: {what} {_short(value)} has an entry beyond int64.")
+    return tuple(out)

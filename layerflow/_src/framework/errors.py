@@ -47,6 +47,11 @@ class UnauthenticatedError(OpError): ...
 class ResourceExhaustedError(OpError): ...
 
 
+class OutOfMemoryError(ResourceExhaustedError, MemoryError):
+    """An allocation failed: TF's `ResourceExhaustedError`, and a `MemoryError` for Python code
+    that catches that. The message names the op and the shape it tried to allocate."""
+
+
 class FailedPreconditionError(OpError): ...
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.autodiff.op import op
 from layerflow._src.framework import dtypes, errors
-from layerflow._src.framework.convert import convert_to_tensor, host_array
+from layerflow._src.framework.convert import as_int, as_ints, convert_to_tensor, host_array
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.variables import Variable
@@ -18,18 +18,42 @@ from layerflow._src.ops.math_ops import _norm_axis, reshape, zeros_like
 # --- creation ------------------------------------------------------------------------------------
 
 
-def _shape_tuple(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, TensorLike):
-        shape = backend.to_host(shape._data).tolist()
-    if isinstance(shape, int | np.integer):
-        return (int(shape),)
-    try:
-        dims = tuple(int(d) for d in shape)
-    except TypeError:
-        raise TypeError(f"A shape must be a list of ints, got {shape!r}.") from None
+def _shape_tuple(shape: Any, opname: str = "shape", what: str = "shape") -> tuple[int, ...]:
+    """A shape of a tensor to create, checked: integers (never rounded), none negative, and at
+    most 2**63 - 1 elements in all (TF's limits and error classes)."""
+    dims = as_ints(shape, what, opname)
     if any(d < 0 for d in dims):
-        raise ValueError(f"A shape cannot have negative dimensions, got {list(dims)}.")
+        raise ValueError(f"{opname}: a {what} cannot have negative dimensions, got {list(dims)}.")
+    count = 1
+    for d in dims:
+        count *= d
+    if count > 2**63 - 1:
+        raise errors.InvalidArgumentError(
+            None, opname, f"{opname}: {what} {list(dims)} would have more than 2**63 - 1 elements."
+        )
     return dims
+
+
+def _allocate(opname: str, shape: Any, dtype: Any, make: Any) -> Any:
+    """`make()`, with an allocation failure raised as TF's ResourceExhaustedError (also a
+    MemoryError) naming the op, the shape and the size."""
+    try:
+        return make()
+    except (MemoryError, ValueError) as err:
+        if isinstance(err, ValueError) and "too big" not in str(err) and "Maximum" not in str(err):
+            raise
+        raise _out_of_memory(opname, shape, dtype) from None
+
+
+def _out_of_memory(opname: str, shape: Any, dtype: Any) -> errors.OutOfMemoryError:
+    nbytes = np.dtype(dtypes.as_dtype(dtype).np).itemsize * int(np.prod(shape, dtype=object))
+    return errors.OutOfMemoryError(
+        None,
+        opname,
+        f"{opname}: out of memory allocating a tensor of shape {list(shape)} and dtype "
+        f"{dtypes.as_dtype(dtype).name} ({nbytes:,} bytes). Use a smaller shape, or free "
+        "memory first.",
+    )
 
 
 def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None = None) -> Tensor:
@@ -47,7 +71,7 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
     else:
         arr = host_array(value, dt)
     if shape is not None:
-        target = _shape_tuple(shape)
+        target = _shape_tuple(shape, "constant")
         if arr.size == 1:
             arr = np.broadcast_to(arr.reshape(()), target)
         elif arr.size == int(np.prod(target)):
@@ -57,22 +81,29 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
                 f"constant: {arr.size} values cannot fill shape {list(target)} (expected 1 or "
                 f"{int(np.prod(target))} values)."
             )
-    return Tensor(backend.to_device(np.array(arr), device), device)
+    arr = _allocate("constant", arr.shape, arr.dtype, lambda: np.array(arr))
+    return Tensor(backend.to_device(arr, device), device)
 
 
-def _filled(shape: Any, dtype: Any, fill: Any) -> Tensor:
+def _filled(shape: Any, dtype: Any, fill: Any, opname: str) -> Tensor:
     device = backend.current_device()
     dt = dtypes.as_dtype(dtype)
-    return Tensor(device.xp.full(_shape_tuple(shape), fill, dtype=dt.np), device)
+    dims = _shape_tuple(shape, opname)
+    return Tensor(_allocate(opname, dims, dt.np, lambda: device.xp.full(dims, fill, dt.np)), device)
 
 
 def zeros(shape: Any, dtype: Any = "float32", name: str | None = None) -> Tensor:
-    """A tensor of zeros (float32 unless `dtype` says otherwise)."""
-    return _filled(shape, dtype, 0)
+    """A tensor of zeros (float32 unless `dtype` says otherwise); `shape` must be integers.
+
+    >>> import layerflow as tf
+    >>> tf.zeros([2]).numpy()
+    array([0., 0.], dtype=float32)
+    """
+    return _filled(shape, dtype, 0, "zeros")
 
 
 def ones(shape: Any, dtype: Any = "float32", name: str | None = None) -> Tensor:
-    return _filled(shape, dtype, 1)
+    return _filled(shape, dtype, 1, "ones")
 
 
 def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
@@ -83,16 +114,23 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
     tf.int64
     """
     v = backend.to_host(value._data) if isinstance(value, TensorLike) else host_array(value)
-    return _filled(dims, dtypes.from_numpy(v.dtype), v)
+    return _filled(dims, dtypes.from_numpy(v.dtype), v, "fill")
 
 
 def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None,
         dtype: Any = "float32", name: str | None = None) -> Tensor:  # fmt: skip
     device = backend.current_device()
-    m = device.xp.eye(num_rows, num_columns, dtype=dtypes.as_dtype(dtype).np)
-    if batch_shape is not None:
-        m = device.xp.broadcast_to(m, _shape_tuple(batch_shape) + m.shape).copy()
-    return Tensor(m, device)
+    rows = as_int(num_rows, "num_rows", "eye")
+    cols = rows if num_columns is None else as_int(num_columns, "num_columns", "eye")
+    batch = () if batch_shape is None else _shape_tuple(batch_shape, "eye", "batch_shape")
+    shape = _shape_tuple(batch + (rows, cols), "eye")
+    dt = dtypes.as_dtype(dtype).np
+
+    def make() -> Any:
+        m = device.xp.eye(rows, cols, dtype=dt)
+        return device.xp.broadcast_to(m, shape).copy() if batch else m
+
+    return Tensor(_allocate("eye", shape, dt, make), device)
 
 
 def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # noqa: A001
@@ -250,11 +288,12 @@ def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # no
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
     shape = list(x._data.shape)
     nd = len(shape) + 1
-    if not -nd <= int(axis) < nd:
+    ax = as_int(axis, "axis", "expand_dims")
+    if not -nd <= ax < nd:
         raise errors.InvalidArgumentError(
             None, "expand_dims", f"expand_dims: axis {axis} is out of range for rank {nd - 1}."
         )
-    shape.insert(int(axis) % nd, 1)
+    shape.insert(ax % nd, 1)
     return reshape(x, shape)
 
 
@@ -295,7 +334,8 @@ def concat(values: Any, axis: int, name: str | None = None) -> Tensor:
     if len(values) == 1:
         return identity(values[0])
     first = values[0] if isinstance(values[0], TensorLike) else convert_to_tensor(values[0])
-    return _concat(values, _norm_axis(int(axis), first._data.ndim, "concat")[0])
+    ax = _norm_axis(as_int(axis, "axis", "concat"), first._data.ndim, "concat")[0]
+    return _concat(values, ax)
 
 
 @op("stack", list_input=True)
@@ -314,7 +354,8 @@ def stack(values: Any, axis: int = 0, name: str | None = None) -> Tensor:
     if not values:
         raise ValueError("stack needs at least one tensor.")
     first = values[0] if isinstance(values[0], TensorLike) else convert_to_tensor(values[0])
-    return _stack(values, _norm_axis(int(axis), first._data.ndim + 1, "stack")[0])
+    ax = _norm_axis(as_int(axis, "axis", "stack"), first._data.ndim + 1, "stack")[0]
+    return _stack(values, ax)
 
 
 @op("unstack", multi_out=True)
@@ -347,7 +388,7 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None,
           name: str | None = None) -> list:  # fmt: skip
     """Split into `n` equal parts or parts of the given sizes (one may be -1)."""
     x = value if isinstance(value, TensorLike) else convert_to_tensor(value)
-    ax = _norm_axis(int(axis), x._data.ndim, "split")[0]
+    ax = _norm_axis(as_int(axis, "axis", "split"), x._data.ndim, "split")[0]
     n = x._data.shape[ax]
     if isinstance(num_or_size_splits, int | np.integer):
         k = int(num_or_size_splits)
@@ -359,7 +400,7 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None,
             )
         sizes = (n // k,) * k
     else:
-        sizes = list(_shape_or_list(num_or_size_splits))
+        sizes = list(as_ints(num_or_size_splits, "num_or_size_splits", "split"))
         if sizes.count(-1) == 1:
             sizes[sizes.index(-1)] = n - (sum(sizes) + 1)
         if sum(sizes) != n or any(s < 0 for s in sizes):
@@ -367,12 +408,6 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None,
                 None, "split", f"split: sizes {sizes} do not add up to dimension {ax} of size {n}."
             )
     return list(_split(x, tuple(sizes), ax))
-
-
-def _shape_or_list(v: Any) -> list[int]:
-    if isinstance(v, TensorLike):
-        return [int(i) for i in backend.to_host(v._data).tolist()]
-    return [int(i) for i in v]
 
 
 # --- shape queries --------------------------------------------------------------------------------

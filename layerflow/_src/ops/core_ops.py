@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.autodiff import tape as _tape
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import errors
+from layerflow._src.framework.convert import as_ints
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.compare_ops import cast, equal
 
@@ -39,12 +39,14 @@ def _unbroadcast(g: Any, x: Any) -> Any:
 def _norm_axis(axis: Any, ndim: int, opname: str) -> tuple[int, ...] | None:
     if axis is None:
         return None
-    if isinstance(axis, Tensor):
-        axis = axis.numpy().tolist()
-    axes = tuple(axis) if isinstance(axis, list | tuple) else (axis,)
+    if type(axis) is int:
+        axes: tuple[int, ...] = (axis,)
+    elif type(axis) is tuple and all(type(a) is int for a in axis):
+        axes = axis
+    else:  # lists, tensors, NumPy integers; floats raise (never truncated)
+        axes = as_ints(axis, "axis", opname)
     out = []
     for a in axes:
-        a = int(a)
         if not -ndim <= a < max(ndim, 1):
             raise errors.InvalidArgumentError(
                 None,
@@ -207,13 +209,6 @@ def _reduce_mean(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> A
 @_reduce_mean.grad
 def _(dy: Any, out: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     n = x._data.size // max(out._data.size, 1)
-    if axis is None and not _tape._state.tapes:
-        # The mean of everything (a loss): every element gets dy / n; one array, no ops to
-        # record (the composed form below is what an outer tape differentiates).
-        xa = x._data
-        xp = x._device.xp
-        return Tensor(xp.full(xa.shape, dy._data / xp.asarray(n, dtype=xa.dtype), xa.dtype),
-                      x._device)  # fmt: skip
     return _real_div(_reduction_grad(dy, x, axis, keepdims), Tensor(
         x._device.xp.asarray(n, dtype=x._data.dtype), x._device))  # fmt: skip
 
@@ -226,10 +221,18 @@ def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False,
 
 
 def _extremum(name: str, fn_name: str) -> Any:
-    @op(name)
+    def identity(dtype: Any) -> Any:
+        """max/min of nothing in TF: -inf/+inf for floats, the dtype's min/max otherwise."""
+        if dtype.kind in "fc":
+            return -np.inf if fn_name == "max" else np.inf
+        info = np.iinfo(dtype)
+        return info.min if fn_name == "max" else info.max
+
+    @op(name, accepts="numeric")
     def forward(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         if x.size == 0:
-            raise errors.InvalidArgumentError(None, name, f"{name} of an empty tensor.")
+            shape = xp.sum(x, axis=axis, keepdims=keepdims).shape
+            return xp.full(shape, identity(x.dtype), dtype=x.dtype)
         return getattr(xp, fn_name)(x, axis=axis, keepdims=keepdims)
 
     @forward.grad
@@ -246,7 +249,11 @@ def _extremum(name: str, fn_name: str) -> Any:
         return forward(x, _norm_axis(axis, x._data.ndim, name or forward.prim.name), bool(keepdims))
 
     public.__name__ = name
-    public.__doc__ = f"`tf.{name}`: the {fn_name} over `axis` (all axes when None)."
+    public.__doc__ = (
+        f"`tf.{name}`: the {fn_name} over `axis` (all axes when None); NaN propagates, and the "
+        f"{fn_name} of no elements is {'-inf' if fn_name == 'max' else 'inf'} (floats) or the "
+        f"dtype's {'min' if fn_name == 'max' else 'max'} (integers), as in TF."
+    )
     return public
 
 
@@ -277,10 +284,7 @@ def _(dy: Any, out: Any, x: Any, shape: Any) -> Any:
 
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Any:
     """A tensor with the same elements in a new shape (one dimension may be -1)."""
-    if isinstance(shape, Tensor):
-        shape = shape.numpy().tolist()
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
-    return _reshape(tensor, shape)
+    return _reshape(tensor, as_ints(shape, "shape", "reshape"))
 
 
 @op("broadcast_to", 1, may_alias=True)
@@ -294,6 +298,4 @@ def _(dy: Any, out: Any, x: Any, shape: Any) -> Any:
 
 
 def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Any:  # noqa: A002
-    if isinstance(shape, Tensor):
-        shape = shape.numpy().tolist()
-    return _broadcast_to(input, tuple(int(d) for d in shape))
+    return _broadcast_to(input, as_ints(shape, "shape", "broadcast_to"))

@@ -35,15 +35,18 @@ from layerflow._src.ops.math_ops import (
 )
 
 
-def _unary(name: str, forward: Any, doc: str) -> Any:
-    """An elementwise op whose forward is `forward(xp, x)`; its `.grad` is set below."""
+def _unary(name: str, forward: Any, doc: str, accepts: str | None = "float") -> Any:
+    """An elementwise op whose forward is `forward(xp, x)`; its `.grad` is set below.
+
+    `accepts` is the op's dtype family (see `autodiff/op.py`): float and complex by default.
+    """
 
     def fwd(xp: Any, x: Any) -> Any:
         return forward(xp, x)
 
     fwd.__name__ = name
     fwd.__doc__ = doc
-    return op(name)(fwd)
+    return op(name, accepts=accepts)(fwd)
 
 
 def _no_grad(prim_op: Any) -> None:
@@ -77,8 +80,24 @@ rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), "1 / sqrt(x).")
 
 @rsqrt.grad
 def _(dy: Any, out: Any, x: Any) -> Any:
-    # d/dx x^-1/2 = -1/2 x^-3/2 = -1/2 out^3
-    return multiply(dy, multiply(multiply(out, square(out)), -0.5))
+    return _rsqrt_grad(out, dy)
+
+
+# Like sqrt's (math_ops), TF's RsqrtGrad and ReciprocalGrad are 0 wherever dy is 0.
+
+
+@op("rsqrt_grad", 2)
+def _rsqrt_grad(xp: Any, y: Any, dy: Any) -> Any:
+    """-0.5 * dy * y**3 (d/dx x^-1/2 with y = x^-1/2), and 0 where dy == 0."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        g = (y * y * y) * (-0.5 * dy)
+    return xp.where(dy == 0, xp.zeros((), dtype=g.dtype), g)
+
+
+@_rsqrt_grad.grad
+def _(g: Any, out: Any, y: Any, dy: Any) -> Any:
+    # TF's RsqrtGradGrad.
+    return multiply(multiply(g, dy), multiply(square(y), -1.5)), _rsqrt_grad(y, g)
 
 
 reciprocal = _unary("reciprocal", lambda xp, x: 1 / x, "1 / x.")
@@ -86,7 +105,21 @@ reciprocal = _unary("reciprocal", lambda xp, x: 1 / x, "1 / x.")
 
 @reciprocal.grad
 def _(dy: Any, out: Any, x: Any) -> Any:
-    return negative(multiply(dy, square(out)))
+    return _reciprocal_grad(out, dy)
+
+
+@op("reciprocal_grad", 2)
+def _reciprocal_grad(xp: Any, y: Any, dy: Any) -> Any:
+    """-dy * y**2 (d/dx 1/x with y = 1/x), and 0 where dy == 0."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        g = (y * y) * -dy
+    return xp.where(dy == 0, xp.zeros((), dtype=g.dtype), g)
+
+
+@_reciprocal_grad.grad
+def _(g: Any, out: Any, y: Any, dy: Any) -> Any:
+    # TF's ReciprocalGradGrad.
+    return multiply(multiply(g, dy), multiply(y, -2.0)), _reciprocal_grad(y, g)
 
 
 log_sigmoid = _unary(
@@ -157,16 +190,17 @@ def _(dy: Any, out: Any, x: Any) -> Any:
 
 # --- rounding and tests (no gradient, or zero) ----------------------------------------------------
 
-floor = _unary("floor", lambda xp, x: xp.floor(x), "Largest integer not greater than x.")
-ceil = _unary("ceil", lambda xp, x: xp.ceil(x), "Smallest integer not less than x.")
-# TF rounds half to even, as NumPy does.
-round = _unary("round", lambda xp, x: xp.round(x), "Round to nearest, half to even.")  # noqa: A001
+_floor_doc = "Largest integer not greater than x."
+floor = _unary("floor", lambda xp, x: xp.floor(x), _floor_doc, "real_float")
+ceil = _unary("ceil", lambda xp, x: xp.ceil(x), "Smallest integer not less than x.", "real_float")
+# TF rounds half to even, as NumPy does, and rounds integers to themselves.
+round = _unary("round", lambda xp, x: xp.round(x), "Round to nearest, half to even.", None)  # noqa: A001
 for _prim in (floor, ceil, round):
     _no_grad(_prim)
 
-is_nan = _unary("is_nan", lambda xp, x: xp.isnan(x), "Elementwise NaN test (bool).")
-is_inf = _unary("is_inf", lambda xp, x: xp.isinf(x), "Elementwise infinity test (bool).")
-is_finite = _unary("is_finite", lambda xp, x: xp.isfinite(x), "Elementwise finiteness (bool).")
+is_nan = _unary("is_nan", lambda xp, x: xp.isnan(x), "Elementwise NaN test.", "real_float")
+is_inf = _unary("is_inf", lambda xp, x: xp.isinf(x), "Elementwise infinity test.", "real_float")
+is_finite = _unary("is_finite", lambda xp, x: xp.isfinite(x), "Finiteness test.", "real_float")
 
 
 # --- erf (no SciPy: a series near 0 and a continued fraction in the tails) ------------------------
@@ -206,7 +240,7 @@ def _erf_array(xp: Any, x: Any) -> Any:
     return out.astype(x.dtype, copy=False)
 
 
-erf = _unary("erf", _erf_array, "The error function.")
+erf = _unary("erf", _erf_array, "The error function.", "real_float")
 
 
 @erf.grad

@@ -14,6 +14,7 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.convert import as_int
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.ops.array_ops import _getitem, _shape_tuple, concat
 from layerflow._src.ops.math_ops import _as_tensor, _norm_axis, reduce_sum, reshape, zeros_like
@@ -140,7 +141,7 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
 
 def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Any:
     """A zero tensor of `shape` with `updates` added at `indices` (duplicates sum)."""
-    return _scatter_nd(indices, _as_tensor(updates), _shape_tuple(shape))
+    return _scatter_nd(indices, _as_tensor(updates), _shape_tuple(shape, "scatter_nd"))
 
 
 # --- tensor_scatter_nd_update / add / sub -------------------------------------------------------
@@ -341,10 +342,10 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
     xp = idx._device.xp
     on = 1 if on_value is None else _host_value(on_value)
     off = 0 if off_value is None else _host_value(off_value)
-    depth = int(depth)
+    depth = as_int(depth, "depth", "one_hot")
     hot = idx._data[..., None] == xp.arange(depth)
     out = xp.where(hot, xp.asarray(on, dtype=dt.np), xp.asarray(off, dtype=dt.np))
-    if axis is not None and int(axis) != -1:
+    if axis is not None and as_int(axis, "axis", "one_hot") != -1:
         out = xp.moveaxis(out, -1, _norm_axis(axis, out.ndim, "one_hot")[0])
     return Tensor(out, idx._device)
 
@@ -378,7 +379,7 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Any:  # noqa: A
            [1, 2, 1, 2]], dtype=int32)
     """
     x = _as_tensor(input)
-    mult = _shape_tuple(multiples)
+    mult = _shape_tuple(multiples, "tile", "multiples")
     if len(mult) != x._data.ndim:
         raise errors.InvalidArgumentError(
             None,
@@ -412,6 +413,8 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
     """
     x = _as_tensor(tensor)
     p = _host_value(paddings)
+    if np.asarray(p).size and np.asarray(p).dtype.kind not in "iu":
+        raise TypeError(f"pad: paddings must be integers, got {p!r}.")
     try:
         pairs = tuple((int(a), int(b)) for a, b in np.asarray(p).reshape(-1, 2))
     except ValueError:

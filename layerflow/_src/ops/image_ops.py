@@ -72,7 +72,7 @@ def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_rat
         )
     if antialias:
         raise NotImplementedError("resize: antialias=True is not supported yet.")
-    h, w = _shape_tuple(size)
+    h, w = _shape_tuple(size, "resize", "size")
     if h <= 0 or w <= 0:
         raise ValueError(f"resize: size must be two positive ints, got {list(size)}.")
     in_h, in_w = x._data.shape[-3], x._data.shape[-2]

@@ -129,8 +129,26 @@ def _pair(x: Any, y: Any, opname: str) -> tuple[Any, Any]:
     return a, b
 
 
-@op("floordiv", 2)
+def _check_int_divisor(xp: Any, x: Any, y: Any, opname: str) -> None:
+    # NumPy returns 0 for an integer division by zero (with a warning); TF refuses.
+    if x.dtype.kind in "iu" and not bool(xp.all(y)):
+        raise errors.InvalidArgumentError(
+            None,
+            opname,
+            f"{opname}: integer division by zero (the divisor of shape {tuple(y.shape)} holds a "
+            "0). Check the divisor first, or divide floats, which give inf or nan.",
+        )
+
+
+@op("floordiv", 2, accepts="numeric")
 def floordiv(xp: Any, x: Any, y: Any) -> Any:
+    """x // y, rounding toward minus infinity; an integer division by zero raises.
+
+    >>> import layerflow as tf
+    >>> (tf.constant([7, -7]) // 2).numpy()
+    array([ 3, -4], dtype=int32)
+    """
+    _check_int_divisor(xp, x, y, "floordiv")
     return xp.floor_divide(x, y)
 
 
@@ -142,8 +160,10 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
 floor_div = floordiv
 
 
-@op("floormod", 2)
+@op("floormod", 2, accepts="numeric")
 def floormod(xp: Any, x: Any, y: Any) -> Any:
+    """x % y with the sign of y (Python's rule); an integer division by zero raises."""
+    _check_int_divisor(xp, x, y, "floormod")
     return xp.mod(x, y)
 
 
@@ -231,7 +251,7 @@ def _(dy: Any, out: Any, x: Any) -> Any:
     return zeros_like(x)
 
 
-@op("exp")
+@op("exp", accepts="float")
 def exp(xp: Any, x: Any) -> Any:
     return xp.exp(x)
 
@@ -241,7 +261,7 @@ def _(dy: Any, out: Any, x: Any) -> Any:
     return multiply(dy, out)
 
 
-@op("log")
+@op("log", accepts="float")
 def log(xp: Any, x: Any) -> Any:
     return xp.log(x)
 
@@ -251,14 +271,35 @@ def _(dy: Any, out: Any, x: Any) -> Any:
     return _real_div(dy, x)
 
 
-@op("sqrt")
+@op("sqrt", accepts="float")
 def sqrt(xp: Any, x: Any) -> Any:
     return xp.sqrt(x)
 
 
 @sqrt.grad
 def _(dy: Any, out: Any, x: Any) -> Any:
-    return _real_div(dy, multiply(out, 2))
+    return _sqrt_grad(out, dy)
+
+
+# TF's SqrtGrad, RsqrtGrad and ReciprocalGrad kernels return 0 wherever the incoming gradient
+# is 0, even where the derivative itself is inf or nan: the gradient of the masking pattern
+# `tf.where(x > 0, tf.sqrt(x), 0.)` is then 0 at x <= 0, not nan. (Log, division and the other
+# gradients have no such rule in TF: 0 * inf stays nan there.)
+
+
+@op("sqrt_grad", 2)
+def _sqrt_grad(xp: Any, y: Any, dy: Any) -> Any:
+    """0.5 * dy / y, and 0 where dy == 0 (y = sqrt(x))."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = (0.5 * dy) / y
+    return xp.where(dy == 0, xp.zeros((), dtype=g.dtype), g)
+
+
+@_sqrt_grad.grad
+def _(g: Any, out: Any, y: Any, dy: Any) -> Any:
+    # TF's SqrtGradGrad: out = 0.5 * dy / y.
+    ga = _real_div(g, y)
+    return negative(multiply(ga, out)), multiply(ga, 0.5)
 
 
 @op("square")
@@ -271,7 +312,7 @@ def _(dy: Any, out: Any, x: Any) -> Any:
     return multiply(dy, multiply(x, 2))
 
 
-@op("tanh")
+@op("tanh", accepts="float")
 def tanh(xp: Any, x: Any) -> Any:
     return xp.tanh(x)
 
@@ -281,15 +322,11 @@ def _(dy: Any, out: Any, x: Any) -> Any:
     return multiply(dy, subtract(1, square(out)))
 
 
-@op("sigmoid")
+@op("sigmoid", accepts="float")
 def sigmoid(xp: Any, x: Any) -> Any:
     # 1 / (1 + exp(-x)) in place: four vectorised passes, relative error ~1 ulp in both tails.
     # exp(-x) may overflow to inf for x < -88 (float32), which gives exactly 0, the true limit;
     # the overflow is expected, so NumPy is told not to warn about it.
-    if x.dtype.kind not in "fc":
-        raise errors.InvalidArgumentError(
-            None, "sigmoid", f"sigmoid needs a float tensor, got {x.dtype}; cast it with tf.cast."
-        )
     e = xp.negative(x, out=xp.empty_like(x))  # an array even for rank 0, so `out=` works below
     with np.errstate(over="ignore"):
         xp.exp(e, out=e)

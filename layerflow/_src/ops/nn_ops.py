@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.autodiff import tape as _tape
-from layerflow._src.autodiff.op import op
+from layerflow._src.autodiff.op import input_needed, op, recording
 from layerflow._src.framework import errors
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops import random_ops
@@ -29,8 +28,8 @@ from layerflow._src.ops.math_ops import (
     less,
     logical_and,
     multiply,
+    negative,
     reduce_mean,
-    reduce_sum,
     relu,
     reshape,
     sigmoid,
@@ -42,21 +41,28 @@ from layerflow._src.ops.math_ops import (
 )
 
 # --- softmax family -----------------------------------------------------------------------------
+# A +inf or NaN logit makes the whole row NaN, as TF's own kernel does (and TF's float64 path;
+# TF's oneDNN float32 kernel gives 0 instead of NaN for the row's finite entries).
 
 
-@op("softmax")
+@op("softmax", accepts="real_float")
 def _softmax(xp: Any, x: Any, axis: int) -> Any:
     e = xp.exp(x - x.max(axis=axis, keepdims=True))
     e /= e.sum(axis=axis, keepdims=True)
     return e
 
 
+def _softmax_vjp(v: Any, p: Any, axis: int) -> Any:
+    """(v - sum(v * p)) * p: the gradient through softmax, `p` its output, `v` the incoming."""
+    return multiply(subtract(v, _reduce_sum(multiply(v, p), (axis,), True)), p)
+
+
 @_softmax.grad
 def _(dy: Any, out: Any, x: Any, axis: int) -> Any:
-    return multiply(subtract(dy, _reduce_sum(multiply(dy, out), (axis,), True)), out)
+    return _softmax_vjp(dy, out, axis)
 
 
-@op("log_softmax")
+@op("log_softmax", accepts="real_float")
 def _log_softmax(xp: Any, x: Any, axis: int) -> Any:
     shifted = x - x.max(axis=axis, keepdims=True)
     return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
@@ -70,7 +76,12 @@ def _(dy: Any, out: Any, x: Any, axis: int) -> Any:
 def _axis(logits: Any, axis: Any, opname: str) -> tuple[Any, int]:
     x = _as_tensor(logits)
     if x._data.dtype.kind != "f":
-        raise TypeError(f"{opname} expects floating-point logits, got {x.dtype.name}.")
+        raise errors.InvalidArgumentError(
+            None,
+            opname,
+            f"{opname} expects floating-point logits (float16, float32 or float64), got "
+            f"{x.dtype.name}. Cast them first, e.g. tf.cast(logits, tf.float32).",
+        )
     if x._data.ndim == 0:
         raise errors.InvalidArgumentError(None, opname, f"{opname} needs a tensor of rank >= 1.")
     return x, _norm_axis(-1 if axis is None else axis, x._data.ndim, opname)[0]
@@ -98,10 +109,18 @@ def log_softmax(logits: Any, axis: Any = None, name: str | None = None) -> Any:
     return _log_softmax(x, ax)
 
 
-# --- softmax cross-entropies (TF's ops return the loss and the backprop together) -----------------
+# --- softmax cross-entropies ----------------------------------------------------------------------
+# The forward computes the loss and, while a tape records, the backprop (softmax - labels) in
+# the same buffers, saved as the op's residual (see autodiff/op.py). The gradient hands it to a
+# gradient op that multiplies it by the incoming gradient, or recomputes it when it is absent;
+# that op's own gradient is written with ops, so second derivatives are right.
 
 
-@op("sparse_softmax_cross_entropy_with_logits", 2, multi_out=True, same_dtype=False)
+def _expand_last(t: Any) -> Any:
+    return reshape(t, tuple(t._data.shape) + (1,))
+
+
+@op("sparse_softmax_cross_entropy_with_logits", 2, same_dtype=False, saves=True)
 def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
     n = logits.shape[-1]
     if labels.size and (int(labels.min()) < 0 or int(labels.max()) >= n):
@@ -113,8 +132,9 @@ def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
             "Labels must be class indices; for one-hot labels use "
             "softmax_cross_entropy_with_logits (or CategoricalCrossentropy).",
         )
+    keep = recording()
     if logits.ndim == 2 and n <= _CLASS_MAJOR_MAX and labels.size >= 4 * n:
-        return _sparse_xent_class_major(xp, logits, labels)
+        return _sparse_xent_class_major(xp, logits, labels, keep)
     # Rows of a (batch, classes) view indexed by (row, label): cheaper than take_along_axis,
     # and the exp, the normalisation and the one-hot subtraction all reuse one buffer.
     shifted = logits - logits.max(axis=-1, keepdims=True)
@@ -125,6 +145,8 @@ def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
     e = xp.exp(shifted, out=shifted)
     s = e.sum(axis=-1, keepdims=True)
     loss = xp.log(s)[..., 0] - picked
+    if not keep:
+        return loss, None
     e /= s
     e.reshape(labels.size, n)[rows, cols] -= 1
     return loss, e
@@ -135,7 +157,7 @@ def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
 _CLASS_MAJOR_MAX = 32
 
 
-def _sparse_xent_class_major(xp: Any, logits: Any, labels: Any) -> Any:
+def _sparse_xent_class_major(xp: Any, logits: Any, labels: Any, keep: bool) -> Any:
     z = xp.ascontiguousarray(logits.T)  # (classes, batch), a copy we own
     z -= z.max(axis=0)
     cols = xp.arange(z.shape[1])
@@ -143,23 +165,44 @@ def _sparse_xent_class_major(xp: Any, logits: Any, labels: Any) -> Any:
     xp.exp(z, out=z)
     s = z.sum(axis=0)
     loss = xp.log(s) - picked
+    if not keep:
+        return loss, None
     z /= s
     z[labels, cols] -= 1
     return loss, xp.ascontiguousarray(z.T)
 
 
 @_sparse_xent.grad
-def _(dys: Any, outs: Any, logits: Any, labels: Any) -> Any:
-    if _tape._state.tapes:
-        dloss = reshape(dys[0], tuple(dys[0]._data.shape) + (1,))
-        # An outer tape records this backward pass: build the gradient from differentiable
-        # ops so second derivatives are right.
+def _(dy: Any, out: Any, logits: Any, labels: Any, saved: Any = None) -> Any:
+    return _sparse_xent_grad(dy, logits, labels, saved), None
+
+
+@op("sparse_softmax_cross_entropy_with_logits_grad", 3, same_dtype=False)
+def _sparse_xent_grad(xp: Any, dy: Any, logits: Any, labels: Any, backprop: Any) -> Any:
+    """dy * (softmax(logits) - one_hot(labels)); `backprop` is the forward's memo of the
+    second factor, or None to recompute it."""
+    if backprop is None:
+        shifted = logits - logits.max(axis=-1, keepdims=True)
+        backprop = xp.exp(shifted, out=shifted)
+        backprop /= backprop.sum(axis=-1, keepdims=True)
+        n = logits.shape[-1]
+        backprop.reshape(labels.size, n)[xp.arange(labels.size), labels.reshape(-1)] -= 1
+    return dy[..., None] * backprop
+
+
+@_sparse_xent_grad.grad
+def _(g: Any, out: Any, dy: Any, logits: Any, labels: Any, backprop: Any) -> Any:
+    last = logits._data.ndim - 1
+    p = _softmax(logits, last)
+    g_dy = g_logits = None
+    if input_needed(0):
         from layerflow._src.ops.gather_ops import one_hot
 
         hot = one_hot(labels, logits._data.shape[-1], dtype=logits.dtype)
-        return multiply(dloss, subtract(_softmax(logits, logits._data.ndim - 1), hot)), None
-    # multiply(dloss, backprop) on the arrays: the same product, without two recorded ops.
-    return Tensor(dys[0]._data[..., None] * outs[1]._data, logits._device), None
+        g_dy = _reduce_sum(multiply(g, subtract(p, hot)), (last,), False)
+    if input_needed(1):
+        g_logits = _softmax_vjp(multiply(_expand_last(dy), g), p, last)
+    return g_dy, g_logits, None
 
 
 def sparse_softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
@@ -187,29 +230,57 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = N
             f"labels shape {tuple(y._data.shape)} must equal logits shape "
             f"{tuple(x._data.shape)} without its last dimension, i.e. {tuple(x._data.shape[:-1])}.",
         )
-    return _sparse_xent(x, y)[0]
+    return _sparse_xent(x, y)
 
 
-@op("softmax_cross_entropy_with_logits", 2, multi_out=True)
+@op("softmax_cross_entropy_with_logits", 2, saves=True)
 def _xent(xp: Any, logits: Any, labels: Any) -> Any:
     shifted = logits - logits.max(axis=-1, keepdims=True)
     e = xp.exp(shifted)
     s = e.sum(axis=-1, keepdims=True)
-    log_p = shifted - xp.log(s)
-    loss = -(labels * log_p).sum(axis=-1)
+    loss = -(labels * (shifted - xp.log(s))).sum(axis=-1)
+    if not recording():
+        return loss, None
     # Labels need not sum to one: d/dx = softmax * sum(labels) - labels.
-    backprop = (e / s) * labels.sum(axis=-1, keepdims=True) - labels
-    return loss, backprop, log_p
+    return loss, (e / s) * labels.sum(axis=-1, keepdims=True) - labels
 
 
 @_xent.grad
-def _(dys: Any, outs: Any, logits: Any, labels: Any) -> Any:
-    dloss = reshape(dys[0], tuple(dys[0]._data.shape) + (1,))
-    if _tape._state.tapes:
+def _(dy: Any, out: Any, logits: Any, labels: Any, saved: Any = None) -> Any:
+    g_logits = _xent_grad(dy, logits, labels, saved) if input_needed(0) else None
+    g_labels = None
+    if input_needed(1):  # rare (labels from another model): composed, no memo
         log_p = _log_softmax(logits, logits._data.ndim - 1)
-        backprop = subtract(multiply(exp(log_p), reduce_sum(labels, -1, keepdims=True)), labels)
-        return multiply(dloss, backprop), multiply(dloss, -log_p)
-    return multiply(dloss, outs[1]), multiply(dloss, -outs[2])
+        g_labels = negative(multiply(_expand_last(dy), log_p))
+    return g_logits, g_labels
+
+
+@op("softmax_cross_entropy_with_logits_grad", 3)
+def _xent_grad(xp: Any, dy: Any, logits: Any, labels: Any, backprop: Any) -> Any:
+    """dy * (softmax(logits) * sum(labels) - labels); `backprop` is the forward's memo of the
+    second factor, or None to recompute it."""
+    if backprop is None:
+        e = xp.exp(logits - logits.max(axis=-1, keepdims=True))
+        backprop = (e / e.sum(axis=-1, keepdims=True)) * labels.sum(axis=-1, keepdims=True)
+        backprop -= labels
+    return dy[..., None] * backprop
+
+
+@_xent_grad.grad
+def _(g: Any, out: Any, dy: Any, logits: Any, labels: Any, backprop: Any) -> Any:
+    # out = d * (p * s - labels), with d = dy[..., None], p = softmax(logits), s = sum(labels).
+    last = logits._data.ndim - 1
+    p = _softmax(logits, last)
+    s = _reduce_sum(labels, (last,), True)
+    d = _expand_last(dy)
+    g_dy = g_logits = g_labels = None
+    if input_needed(0):
+        g_dy = _reduce_sum(multiply(g, subtract(multiply(p, s), labels)), (last,), False)
+    if input_needed(1):
+        g_logits = _softmax_vjp(multiply(multiply(d, s), g), p, last)
+    if input_needed(2):
+        g_labels = multiply(d, subtract(_reduce_sum(multiply(g, p), (last,), True), g))
+    return g_dy, g_logits, g_labels
 
 
 def softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None, axis: int = -1,
@@ -236,7 +307,7 @@ def softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None, ax
     if ax != last:
         perm = [i for i in range(x._data.ndim) if i != ax] + [ax]
         x, y = transpose(x, perm), transpose(y, perm)
-    return _xent(x, y)[0]
+    return _xent(x, y)
 
 
 @op("sigmoid_cross_entropy_with_logits", 2)
@@ -294,11 +365,20 @@ def _(dy: Any, out: Any, x: Any, alpha: float) -> Any:
 
 
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Any:
-    """x for x > 0, alpha * x otherwise (alpha 0.2 by default, as in tf.nn)."""
-    return _leaky_relu(features, float(alpha))
+    """x for x > 0, alpha * x otherwise (alpha 0.2 by default, as in tf.nn); integer features
+    are cast to float32 first, as TF does.
+
+    >>> import layerflow as tf
+    >>> tf.nn.leaky_relu(tf.constant([-5, 2])).numpy()
+    array([-1.,  2.], dtype=float32)
+    """
+    x = _as_tensor(features)
+    if x._data.dtype.kind in "iu":
+        x = _cast_to(x, "float32")
+    return _leaky_relu(x, float(alpha))
 
 
-@op("elu")
+@op("elu", accepts="real_float")
 def _elu(xp: Any, x: Any, alpha: float) -> Any:
     return xp.where(x > 0, x, x.dtype.type(alpha) * xp.expm1(xp.minimum(x, 0)))
 
@@ -322,7 +402,7 @@ def selu(features: Any, name: str | None = None) -> Any:
     return multiply(elu(features, _SELU_ALPHA), _SELU_SCALE)
 
 
-@op("softplus")
+@op("softplus", accepts="real_float")
 def softplus(xp: Any, features: Any) -> Any:
     """log(1 + exp(x)), without overflow."""
     return xp.maximum(features, 0) + xp.log1p(xp.exp(-xp.abs(features)))
@@ -333,7 +413,7 @@ def _(dy: Any, out: Any, x: Any) -> Any:
     return multiply(dy, sigmoid(x))
 
 
-@op("softsign")
+@op("softsign", accepts="real_float")
 def softsign(xp: Any, features: Any) -> Any:
     """x / (1 + |x|)."""
     return features / (1 + xp.abs(features))
@@ -398,7 +478,7 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
     return add(x, b)
 
 
-@op("l2_loss")
+@op("l2_loss", accepts="real_float")
 def l2_loss(xp: Any, t: Any) -> Any:
     """sum(t ** 2) / 2."""
     return (t * t).sum() / 2
@@ -469,7 +549,8 @@ def _noise_shape(noise_shape: Any, t: Any) -> tuple[int, ...]:
     from layerflow._src.ops.array_ops import _shape_tuple
 
     shape = tuple(t._data.shape)
-    dims = _shape_tuple([d if d is not None else shape[i] for i, d in enumerate(noise_shape)])
+    given = [d if d is not None else shape[i] for i, d in enumerate(noise_shape)]
+    dims = _shape_tuple(given, "dropout", "noise_shape")
     try:
         if np.broadcast_shapes(dims, shape) != shape:
             raise ValueError

@@ -16,7 +16,7 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
-from layerflow._src.ops.array_ops import _shape_tuple
+from layerflow._src.ops.array_ops import _out_of_memory, _shape_tuple
 
 _DEFAULT_GLOBAL_SEED = 87654321
 
@@ -96,8 +96,14 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = "float
             seed: int | None = None, name: str | None = None) -> Tensor:  # fmt: skip
     """Uniform values in [minval, maxval) (maxval defaults to 1 for floats; ints need it)."""
     dt = dtypes.as_dtype(dtype)
-    shape = _shape_tuple(shape)
-    gen = generator(seed)
+    shape = _shape_tuple(shape, "random_uniform")
+    try:
+        return _uniform(shape, minval, maxval, dt, generator(seed))
+    except MemoryError:
+        raise _out_of_memory("random_uniform", shape, dt) from None
+
+
+def _uniform(shape: tuple[int, ...], minval: Any, maxval: Any, dt: Any, gen: Any) -> Tensor:
     if dt.is_integer:
         if maxval is None:
             raise ValueError("random.uniform: an integer dtype needs an explicit maxval.")
@@ -117,11 +123,13 @@ def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = "float32
            seed: int | None = None, name: str | None = None) -> Tensor:  # fmt: skip
     """Normally distributed values."""
     dt = _float_dtype(dtype, "random_normal")
+    dims = _shape_tuple(shape, "random_normal")
     gen = generator(seed)
-    z = gen.standard_normal(
-        _shape_tuple(shape), dtype=np.float64 if dt == np.float64 else np.float32
-    )
-    return _place((z * _num(stddev) + _num(mean)).astype(dt, copy=False))
+    try:
+        z = gen.standard_normal(dims, dtype=np.float64 if dt == np.float64 else np.float32)
+        return _place((z * _num(stddev) + _num(mean)).astype(dt, copy=False))
+    except MemoryError:
+        raise _out_of_memory("random_normal", dims, dt) from None
 
 
 def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = "float32",
@@ -129,8 +137,11 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any 
     """Normal values redrawn until they lie within two standard deviations of the mean."""
     dt = _float_dtype(dtype, "truncated_normal")
     gen = generator(seed)
-    shape = _shape_tuple(shape)
-    z = gen.standard_normal(shape)
+    shape = _shape_tuple(shape, "truncated_normal")
+    try:
+        z = gen.standard_normal(shape)
+    except MemoryError:
+        raise _out_of_memory("truncated_normal", shape, dt) from None
     bad = np.abs(z) > 2
     while bad.any():
         z[bad] = gen.standard_normal(int(bad.sum()))

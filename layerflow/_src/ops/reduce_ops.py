@@ -9,6 +9,7 @@ import numpy as np
 
 from layerflow._src.autodiff.op import op
 from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.convert import as_int
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.ops.array_ops import expand_dims, squeeze, stop_gradient, transpose
 from layerflow._src.ops.elementwise_ops import log1p  # noqa: F401 - re-exported for tf.math
@@ -167,13 +168,23 @@ def count_nonzero(input: Any, axis: Any = None, keepdims: bool = False, dtype: A
 # --- argmax / argmin ------------------------------------------------------------------------------
 
 
+# TF's CPU kernels (Eigen's ArgMax/ArgMin reducers) start from (index 0, the dtype's lowest
+# finite value) and move only to a strictly larger value: NaN never wins, and neither does -inf
+# (argmax of [nan, -inf, 2.] is 2, of [nan, nan] or [-inf, -inf] is 0). Clamping the values
+# into the finite range first (fmax/fmin drop NaN) gives that rule with NumPy's argmax.
+
+
 @op("argmax")
 def _argmax(xp: Any, x: Any, axis: int, out_dtype: Any) -> Any:
+    if x.dtype.kind == "f":
+        x = xp.fmax(x, np.finfo(x.dtype).min)
     return xp.argmax(x, axis=axis).astype(out_dtype)
 
 
 @op("argmin")
 def _argmin(xp: Any, x: Any, axis: int, out_dtype: Any) -> Any:
+    if x.dtype.kind == "f":
+        x = xp.fmin(x, np.finfo(x.dtype).max)
     return xp.argmin(x, axis=axis).astype(out_dtype)
 
 
@@ -448,8 +459,9 @@ def _(ddx: Any, out: Any, dy: Any, idx: Any, shape: Any, axis: int) -> Any:
 @op("argsort")
 def _argsort(xp: Any, x: Any, axis: int, descending: bool) -> Any:
     if descending:
-        # Negate rather than reverse, so equal values keep ascending index order (TF's rule).
-        key = -x.astype(np.int64) if x.dtype.kind in "ub" else -x
+        # Negate rather than reverse, so equal values keep ascending index order (TF's rule);
+        # integers by bitwise not (~x = -x - 1), which cannot overflow at the dtype's minimum.
+        key = ~x if x.dtype.kind in "iub" else -x
     else:
         key = x
     return xp.argsort(key, axis=axis, kind="stable").astype(np.int32)
@@ -496,6 +508,10 @@ def top_k(input: Any, k: int = 1, sorted: bool = True, index_type: Any = "int32"
           name: str | None = None) -> TopKV2:  # fmt: skip
     """The `k` largest entries of the last axis and their indices (lower index first on ties).
 
+    NaN ranks below every number, -inf included. With k=1 that is TF's result; for k > 1, TF's
+    order of NaN entries depends on k and on their positions (its sort has no order for NaN),
+    so layerflow keeps this one rule.
+
     >>> import layerflow as tf
     >>> tf.math.top_k([1.0, 5.0, 3.0], k=2).indices.numpy()
     array([1, 2], dtype=int32)
@@ -504,7 +520,7 @@ def top_k(input: Any, k: int = 1, sorted: bool = True, index_type: Any = "int32"
     if x._data.ndim == 0:
         raise errors.InvalidArgumentError(None, "top_k", "top_k needs a tensor of rank >= 1.")
     n = x._data.shape[-1]
-    k = int(k)
+    k = as_int(k, "k", "top_k")
     if not 0 <= k <= n:
         raise errors.InvalidArgumentError(
             None, "top_k", f"top_k: k={k} must be in [0, {n}] for a last axis of size {n}."
