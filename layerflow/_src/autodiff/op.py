@@ -87,7 +87,7 @@ class Primitive:
     """An op's identity: its forward, its gradient, and how its inputs are treated."""
 
     __slots__ = ("name", "forward", "grad_fn", "n_inputs", "multi_out", "same_dtype",
-                 "may_alias", "list_input", "accepts", "saves")  # fmt: skip
+                 "may_alias", "list_input", "accepts", "saves", "spec")  # fmt: skip
 
     def __init__(self, name: str, forward: Callable[..., Any], n_inputs: int, multi_out: bool,
                  same_dtype: bool, may_alias: bool, list_input: bool, accepts: str | None = None,
@@ -108,6 +108,9 @@ class Primitive:
         self.same_dtype = same_dtype
         self.may_alias = may_alias
         self.list_input = list_input
+        # The output-spec rule (a function of input ArraySpecs and attributes) or the name of
+        # a rule family; None: symbolic calls run the forward twice (`autodiff/specs.py`).
+        self.spec: Callable[..., Any] | str | None = None
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -245,18 +248,22 @@ def op(
     list_input: bool = False,
     accepts: str | None = None,
     saves: bool = False,
+    spec: Callable[..., Any] | str | None = None,
 ) -> Callable[[Callable[..., Any]], Any]:
     """Make an op from a forward `fn(xp, *arrays, *attrs, **attrs)`; see the module docstring.
 
     `n_inputs` leading positional arguments are tensors (with `list_input`, the first argument is
     a list of tensors); the rest are attributes passed unchanged to forward and gradient.
     `accepts` names the dtype family of the inputs, `saves` lets the forward return
-    `(out, saved)` for its gradient (both in the module docstring).
+    `(out, saved)` for its gradient (both in the module docstring). `spec` is the op's
+    output-spec rule or the name of a rule family (`autodiff/specs.py`); `@the_op.spec`
+    declares one after the definition.
     """
 
     def decorate(forward: Callable[..., Any]) -> Any:
         prim = Primitive(name, forward, n_inputs, multi_out, same_dtype, may_alias, list_input,
                          accepts, saves)  # fmt: skip
+        prim.spec = spec
         kinds = prim.accepts
         # One array out, never aliasing a Variable's buffer: the wrappers' fast path applies.
         simple = not multi_out and not may_alias and not saves
@@ -378,7 +385,12 @@ def op(
             prim.grad_fn = fn
             return fn
 
+        def set_spec(rule: Callable[..., Any] | str) -> Callable[..., Any] | str:
+            prim.spec = rule
+            return rule
+
         wrapper.grad = set_grad  # type: ignore[attr-defined]
+        wrapper.spec = set_spec  # type: ignore[attr-defined]
         wrapper.prim = prim  # type: ignore[attr-defined]
         return wrapper
 
