@@ -4,6 +4,7 @@ This module only re-exports; the implementation lives in `layerflow._src`.
 """
 
 from layerflow import config, debugging, dtypes, errors, image, linalg, math, nest, nn, random
+from layerflow._src.autodiff import dispatch as _public_names
 from layerflow._src.autodiff.custom_gradient import custom_gradient
 from layerflow._src.autodiff.function import function
 from layerflow._src.autodiff.tape import GradientTape
@@ -190,6 +191,14 @@ device = _DeviceContext
 
 __version__ = "0.1.0"
 version = __version__
+
+# The public names of ops (TFOpLambda layers are named after them), most specific namespace
+# first, as TF's canonical names: tf.nn.relu, tf.math.reduce_sum, tf.linalg.matmul, tf.concat.
+for _space, _module in (("nn", nn), ("math", math), ("linalg", linalg), ("image", image),
+                        ("random", random)):  # fmt: skip
+    _public_names.register_namespace(_space, dict(vars(_module)))
+_public_names.register_namespace("", dict(globals()))
+del _space, _module
 
 _LAZY = {
     "keras": "layerflow.keras",

@@ -84,7 +84,8 @@ class Primitive:
     """An op's identity: its forward, its gradient, and how its inputs are treated."""
 
     __slots__ = ("name", "forward", "grad_fn", "n_inputs", "multi_out", "same_dtype",
-                 "may_alias", "list_input", "accepts", "saves", "grad_uses_out")  # fmt: skip
+                 "may_alias", "list_input", "accepts", "saves", "grad_uses_out",
+                 "spec")  # fmt: skip
 
     def __init__(self, name: str, forward: Callable[..., Any], n_inputs: int, multi_out: bool,
                  same_dtype: bool, may_alias: bool, list_input: bool, accepts: str | None = None,
@@ -108,6 +109,9 @@ class Primitive:
         self.same_dtype = same_dtype
         self.may_alias = may_alias
         self.list_input = list_input
+        # The output-spec rule (a function of input ArraySpecs and attributes) or the name of
+        # a rule family; None: symbolic calls run the forward twice (`autodiff/specs.py`).
+        self.spec: Callable[..., Any] | str | None = None
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -246,6 +250,7 @@ def op(
     accepts: str | None = None,
     saves: bool = False,
     grad_uses_out: bool = True,
+    spec: Callable[..., Any] | str | None = None,
 ) -> Callable[[Callable[..., Any]], Any]:
     """Make an op from a forward `fn(xp, *arrays, *attrs, **attrs)`; see the module docstring.
 
@@ -255,11 +260,14 @@ def op(
     `(out, saved)` for its gradient (both in the module docstring). `grad_uses_out=False`
     says that the gradient does not read the op's output (it receives None), so a
     non-persistent tape need not keep the output alive for it (TF's unused-outputs list).
+    `spec` is the op's output-spec rule or the name of a rule family (`autodiff/specs.py`);
+    `@the_op.spec` declares one after the definition.
     """
 
     def decorate(forward: Callable[..., Any]) -> Any:
         prim = Primitive(name, forward, n_inputs, multi_out, same_dtype, may_alias, list_input,
                          accepts, saves, grad_uses_out)  # fmt: skip
+        prim.spec = spec
         kinds = prim.accepts
         # One array out, never aliasing a Variable's buffer: the wrappers' fast path applies.
         simple = not multi_out and not may_alias and not saves
@@ -381,7 +389,12 @@ def op(
             prim.grad_fn = fn
             return fn
 
+        def set_spec(rule: Callable[..., Any] | str) -> Callable[..., Any] | str:
+            prim.spec = rule
+            return rule
+
         wrapper.grad = set_grad  # type: ignore[attr-defined]
+        wrapper.spec = set_spec  # type: ignore[attr-defined]
         wrapper.prim = prim  # type: ignore[attr-defined]
         return wrapper
 

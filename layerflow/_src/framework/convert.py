@@ -12,21 +12,82 @@ from layerflow._src.framework.tensor import Tensor, TensorLike
 
 _SCALARS = (bool, int, float, complex)
 
-# Symbolic tensors of a higher layer (the functional API's KerasTensor) and the handler that
-# turns an op called on them into a symbolic result; keras registers them when it is imported,
-# so this layer never imports keras. `symbolic[0]` is a tuple of types, `symbolic[1]` the
-# handler `(op_wrapper, args, kwargs) -> result`.
+class SymbolicRegistry:
+    """Which symbolic tensor types ops accept, and who turns a call on them into a result.
+
+    A higher layer (the functional API's KerasTensor, in keras) registers its type and a
+    handler `handler(op, args, kwargs) -> result` when it is imported, so this layer never
+    imports keras. Ops (`autodiff/op.py`) and `@public_api` functions (`autodiff/dispatch.py`)
+    hand any call with a registered symbolic argument to the handler; `convert_to_tensor`
+    returns such a value unchanged, so Python-level functions that convert first still reach
+    the op. One handler per type; registering a type again replaces its handler.
+
+    >>> class Sym: ...
+    >>> registry = SymbolicRegistry()
+    >>> registry.register(Sym, lambda op, args, kwargs: ("symbolic", op.__name__))
+    >>> registry.handler_for(Sym())(len, (), {})
+    ('symbolic', 'len')
+    >>> registry.handler_for(1.0) is None
+    True
+    """
+
+    def __init__(self, state: list[Any] | None = None) -> None:
+        self._handlers: dict[type, Any] = {}
+        # `state` = [types tuple, handler]: the fast view the op wrappers read on their slow
+        # path (`symbolic[0]` is empty when nothing is registered).
+        self.state = state if state is not None else [(), None]
+
+    def register(self, cls: type, handler: Any) -> None:
+        if not isinstance(cls, type) or not callable(handler):
+            raise TypeError(
+                f"SymbolicRegistry.register takes a class and a callable handler, got "
+                f"{cls!r} and {handler!r}."
+            )
+        self._handlers[cls] = handler
+        self._sync()
+
+    def unregister(self, cls: type) -> None:
+        self._handlers.pop(cls, None)
+        self._sync()
+
+    def handler_for(self, value: Any) -> Any:
+        """The handler of `value`'s symbolic type, or None when it is not symbolic."""
+        for cls, handler in self._handlers.items():
+            if isinstance(value, cls):
+                return handler
+        return None
+
+    @property
+    def types(self) -> tuple[type, ...]:
+        return tuple(self._handlers)
+
+    def _sync(self) -> None:
+        handlers = list(self._handlers.values())
+        self.state[0] = tuple(self._handlers)
+        if len(set(map(id, handlers))) > 1:
+            self.state[1] = self._dispatch
+        else:
+            self.state[1] = handlers[0] if handlers else None
+
+    def _dispatch(self, op: Any, args: tuple, kwargs: dict) -> Any:
+        for value in [*args, *kwargs.values()]:
+            for v in value if isinstance(value, list | tuple) else (value,):
+                handler = self.handler_for(v)
+                if handler is not None:
+                    return handler(op, args, kwargs)
+        raise TypeError(f"{op!r} was handed a symbolic call without a symbolic argument.")
+
+
+# The fast view of the registry for the op wrappers: `symbolic[0]` the registered types,
+# `symbolic[1]` the handler.
 symbolic: list[Any] = [(), None]
+symbolic_registry = SymbolicRegistry(symbolic)
 
 
 def register_symbolic(types: tuple[type, ...], handler: Any) -> None:
-    """Let ops accept instances of `types`: `handler(op, args, kwargs)` makes their result.
-
-    `convert_to_tensor` returns such a value unchanged, so Python-level functions that convert
-    first reach the op, whose slow path (`autodiff/op.py`) hands the call to `handler`.
-    """
-    symbolic[0] = tuple(types)
-    symbolic[1] = handler
+    """Register `handler` for each of `types` (see `SymbolicRegistry`)."""
+    for cls in types:
+        symbolic_registry.register(cls, handler)
 
 
 def is_symbolic_value(value: Any) -> bool:

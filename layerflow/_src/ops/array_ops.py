@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 
 from layerflow._src import backend
+from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import op
+from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import as_int, as_ints, convert_to_tensor, host_array
 from layerflow._src.framework.tensor import Tensor, TensorLike
@@ -284,6 +286,23 @@ def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | Non
     return _transpose(x, perm)
 
 
+def _expand_dims_spec(input: Any, axis: int, name: str | None = None) -> ArraySpec:  # noqa: A002
+    shape = list(input.shape)
+    shape.insert(as_int(axis, "axis", "expand_dims") % (len(shape) + 1), 1)
+    return ArraySpec(shape, input.dtype)
+
+
+def _squeeze_spec(input: Any, axis: Any = None, name: str | None = None) -> ArraySpec:  # noqa: A002
+    shape = list(input.shape)
+    axes = _norm_axis(axis, len(shape), "squeeze")
+    if axes is None:  # unknown dims stay (TF's static shape cannot tell whether they are 1)
+        return ArraySpec([d for d in shape if d != 1], input.dtype)
+    return ArraySpec([d for i, d in enumerate(shape) if i not in axes], input.dtype)
+
+
+# Public functions that compute attributes from their input's shape declare their name and
+# spec, so a symbolic call replays the function itself (never attributes of unknown sizes).
+@public_api("expand_dims", spec=_expand_dims_spec)
 def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # noqa: A002
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
     shape = list(x._data.shape)
@@ -297,6 +316,7 @@ def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # no
     return reshape(x, shape)
 
 
+@public_api("squeeze", spec=_squeeze_spec)
 def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
     shape = list(x._data.shape)

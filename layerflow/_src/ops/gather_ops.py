@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 
 from layerflow._src import backend
+from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import input_needed, op
+from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import as_int
 from layerflow._src.framework.tensor import Tensor, TensorLike
@@ -319,6 +321,22 @@ def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str | None = No
 # --- one_hot --------------------------------------------------------------------------------------
 
 
+def _one_hot_spec(indices: Any, depth: int, on_value: Any = None, off_value: Any = None,
+                  axis: Any = None, dtype: Any = None, name: Any = None) -> ArraySpec:  # fmt: skip
+    if dtype is not None:
+        dt = dtypes.as_dtype(dtype)
+    elif hasattr(on_value, "dtype"):
+        dt = dtypes.as_dtype(on_value.dtype)
+    else:
+        is_int = isinstance(on_value, int) and not isinstance(on_value, bool)
+        dt = dtypes.int32 if is_int else dtypes.float32
+    shape = list(indices.shape)
+    ax = -1 if axis is None else as_int(axis, "axis", "one_hot")
+    shape.insert(len(shape) if ax == -1 else ax, as_int(depth, "depth", "one_hot"))
+    return ArraySpec(shape, dt.np)
+
+
+@public_api("one_hot", spec=_one_hot_spec)
 def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None,
             axis: Any = None, dtype: Any = None, name: str | None = None) -> Tensor:  # fmt: skip
     """One-hot vectors (float32 unless `dtype` or the on/off values say otherwise); indices

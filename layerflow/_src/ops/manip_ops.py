@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from layerflow._src import backend
+from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import op
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
@@ -65,6 +66,7 @@ def meshgrid(*args: Any, **kwargs: Any) -> list:
 # --- repeat ---------------------------------------------------------------------------------------
 
 
+@public_api("repeat")
 def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) -> Any:  # noqa: A002
     """Repeat each element of `input` along `axis` `repeats` times (one count, or one per
     element); with `axis=None` the input is flattened first.

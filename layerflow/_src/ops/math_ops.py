@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import errors
 from layerflow._src.framework.tensor import Tensor
@@ -393,6 +394,7 @@ def _(dy: Any, out: Any, cond: Any, x: Any, y: Any) -> Any:
     return None, _unbroadcast(_select(cond, dy, zero), x), _unbroadcast(_select(cond, zero, dy), y)
 
 
+@public_api("where")
 def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Any:
     """`tf.where`: pick from x where condition holds, else y; with one argument, the indices
     (int64, shape [n, rank]) of the true elements."""

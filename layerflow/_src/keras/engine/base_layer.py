@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src.autodiff import specs
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
@@ -354,6 +355,8 @@ class Layer(LayerState):
         elif self._input_spec is not None:
             input_spec_mod.assert_input_compatibility(self._input_spec, inputs, self)
         outputs = self._output_spec(self._cast_symbolic(inputs), shapes, args, kwargs)
+        if specs.is_tracing():
+            return outputs  # inside another layer's traced call: a spec, not a node
         node = Node(self, inputs, args, kwargs if node_kwargs is None else node_kwargs, outputs)
         self._inbound_nodes.append(node)
         index = len(self._inbound_nodes) - 1

@@ -8,16 +8,16 @@ calls each node's layer again, eagerly, on the real tensors.
 from __future__ import annotations
 
 import operator
-import sys
 from collections.abc import Callable
 from typing import Any
 
+from layerflow._src.autodiff import dispatch, specs
 from layerflow._src.framework import convert
-from layerflow._src.framework.tensor import TensorLike
+from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import Input, InputLayer
-from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node
+from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node, from_spec
 from layerflow._src.keras.serialization import NotSerializableError
 from layerflow._src.ops import math_ops
 from layerflow._src.utils import naming, nest
@@ -188,6 +188,11 @@ class TFOpLambda(Layer):
     def call(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*inputs, *args, **kwargs)
 
+    def _output_spec(self, inputs: Any, shapes: Any, args: tuple, kwargs: dict) -> Any:
+        # Computed from the op's output-spec rule (or traced through the public function's
+        # primitives), never by running on placeholder data.
+        return from_spec(dispatch.output_spec(self.fn, (*inputs, *args), kwargs))
+
     def get_config(self) -> dict[str, Any]:
         raise NotSerializableError(
             f"TFOpLambda '{self.name}' ({self.symbol}) cannot be serialized: saving the "
@@ -197,60 +202,51 @@ class TFOpLambda(Layer):
         )
 
 
-# Namespaces searched for an op's public name, most specific first (TF's canonical names:
-# tf.nn.relu, tf.math.reduce_sum, tf.linalg.matmul; tf.concat and tf.reshape at the top).
-_NAMESPACES = ("nn", "math", "linalg", "image", "random", "")
-_public_names: dict[int, str] = {}
-
-
-def _public_name(fn: Any) -> str:
-    """`tf.<namespace>.<name>` of the public function the user called, for the layer's name.
-
-    The function is the outermost frame inside `layerflow._src.ops` (a Python-level function
-    such as `reduce_sum` calls the op that reached us), else the op itself. Its name comes from
-    the facade as already imported (read from sys.modules: names only, never an import).
-    """
-    frame = sys._getframe(2)
-    public = fn
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if not module.startswith("layerflow._src."):
-            break
-        if module.startswith("layerflow._src.ops."):
-            found = frame.f_globals.get(frame.f_code.co_name)
-            if getattr(found, "__code__", None) is frame.f_code:
-                public = found
-        frame = frame.f_back
-    name = _public_names.get(id(public))
-    if name is None:
-        name = f"tf.{getattr(public, '__name__', 'op').lstrip('_')}"
-        for space in _NAMESPACES:
-            module = sys.modules.get(f"layerflow.{space}" if space else "layerflow")
-            attrs = getattr(module, "__dict__", {})
-            hit = next((k for k, v in attrs.items() if v is public and k[0] != "_"), None)
-            if hit is not None:
-                name = f"tf.{space}.{hit}" if space else f"tf.{hit}"
-                break
-        _public_names[id(public)] = name
-    return name
-
-
 def _op_on_symbolic(op: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-    """An op called with a KerasTensor among its inputs: a TFOpLambda node replaying it."""
-    public = _public_name(op)
+    """An op or public function called with a KerasTensor among its arguments.
+
+    While a spec is being traced (`specs.tracing()`), the result is the op's output spec as
+    fresh KerasTensors and nothing is recorded; otherwise the call becomes a TFOpLambda node
+    named after the op's public name (`dispatch.name_of`), which replays the same call.
+    """
+    if specs.is_tracing():
+        return from_spec(dispatch.output_spec(op, args, kwargs))
+    public = dispatch.name_of(op)
     layer = TFOpLambda(op, public, name=naming.unique_name(public))
     return layer(list(args), **kwargs)
 
 
-convert.register_symbolic((KerasTensor,), _op_on_symbolic)
+convert.symbolic_registry.register(KerasTensor, _op_on_symbolic)
 
 
 def _binary(fn: Callable[..., Any], symbol: str, reflected: bool = False) -> Callable[..., Any]:
     def method(self: KerasTensor, other: Any) -> Any:
         pair = [other, self] if reflected else [self, other]
+        if specs.is_tracing():
+            return _traced(fn, getattr(Tensor, f"__{symbol}__"), pair)
         return TFOpLambda(fn, symbol)(pair)
 
     return method
+
+
+def _traced(fn: Callable[..., Any], tensor_method: Any, args: list[Any]) -> Any:
+    """An operator inside a traced call: its op's rule, or (a Python-level operator such as
+    `truediv`) the two-size run of the operator itself."""
+    if hasattr(tensor_method, "prim"):
+        return tensor_method(*args)
+    return from_spec(specs.run_twice(fn, tuple(args), {}))
+
+
+def _neg(self: KerasTensor) -> Any:
+    if specs.is_tracing():
+        return _traced(operator.neg, Tensor.__neg__, [self])
+    return TFOpLambda(operator.neg, "neg")([self])
+
+
+def _getitem(self: KerasTensor, key: Any) -> Any:
+    if specs.is_tracing():
+        return Tensor.__getitem__(self, key)
+    return TFOpLambda(operator.getitem, "getitem")([self], key)
 
 
 for _name, _fn in {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
@@ -258,5 +254,8 @@ for _name, _fn in {"add": operator.add, "sub": operator.sub, "mul": operator.mul
                    "matmul": operator.matmul}.items():  # fmt: skip
     setattr(KerasTensor, f"__{_name}__", _binary(_fn, _name))
     setattr(KerasTensor, f"__r{_name}__", _binary(_fn, _name, reflected=True))
-KerasTensor.__neg__ = lambda self: TFOpLambda(operator.neg, "neg")([self])
-KerasTensor.__getitem__ = lambda self, key: TFOpLambda(operator.getitem, "getitem")([self], key)
+for _name, _fn in {"lt": operator.lt, "le": operator.le, "gt": operator.gt,
+                   "ge": operator.ge}.items():  # fmt: skip
+    setattr(KerasTensor, f"__{_name}__", _binary(_fn, _name))
+KerasTensor.__neg__ = _neg
+KerasTensor.__getitem__ = _getitem

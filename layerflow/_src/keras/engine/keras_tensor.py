@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.utils import nest
@@ -47,7 +48,7 @@ class KerasTensor:
         # Op functions read `x._data.ndim` / `.dtype` to normalise their arguments before the
         # op runs (and records this call as a TFOpLambda); a KerasTensor answers from its
         # static shape. Values do not exist: anything else fails with AttributeError.
-        return ArraySpec(self._shape, self._dtype)
+        return ArraySpec(tuple(self._shape), self._dtype.np)
 
     @property
     def ndim(self) -> int | None:
@@ -95,17 +96,6 @@ class KerasTensor:
         return self is other
 
 
-class ArraySpec:
-    """The static facts of a symbolic tensor's array: `ndim`, `shape` (None unknown), `dtype`."""
-
-    __slots__ = ("ndim", "shape", "dtype")
-
-    def __init__(self, shape: TensorShape, dtype: dtypes.DType) -> None:
-        self.ndim = shape.rank
-        self.shape = tuple(shape)
-        self.dtype = dtype.np
-
-
 class Node:
     """One call of `layer` on symbolic inputs: what went in, what came out."""
 
@@ -139,3 +129,18 @@ def is_symbolic(value: Any) -> bool:
     if isinstance(value, list | tuple | dict):
         return any(isinstance(v, KerasTensor) for v in nest.flatten(value))
     return False
+
+
+def from_spec(value: Any) -> Any:
+    """Fresh KerasTensors (no history) for the specs or symbolic values in `value`."""
+    if isinstance(value, ArraySpec):
+        return KerasTensor(value.shape, dtypes.from_numpy(value.dtype))
+    if isinstance(value, KerasTensor):
+        return KerasTensor(value.shape, value.dtype)
+    if isinstance(value, list | tuple):
+        return type(value)(from_spec(v) for v in value)
+    if isinstance(value, dict):
+        return {k: from_spec(v) for k, v in value.items()}
+    if hasattr(value, "shape") and hasattr(value, "dtype"):  # a real tensor: its exact spec
+        return KerasTensor(tuple(value.shape), value.dtype)
+    return value

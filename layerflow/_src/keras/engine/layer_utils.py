@@ -11,14 +11,15 @@ from typing import Any
 import numpy as np
 
 from layerflow._src import backend
+from layerflow._src.autodiff import specs
 from layerflow._src.autodiff.tape import stop_recording_all
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.variables import Variable
-from layerflow._src.keras.engine.keras_tensor import KerasTensor
+from layerflow._src.keras.engine.keras_tensor import KerasTensor, from_spec
 from layerflow._src.utils import naming, nest
 
-# Unknown dimensions of a placeholder batch (functional API, Model.build) are this size.
+# Unknown dimensions of a placeholder batch (Model.build's placeholder runs) are this size.
 PLACEHOLDER_DIM = 2
 
 
@@ -229,7 +230,7 @@ def map_shapes_out(spec: Any) -> Any:
 
 def output_spec(layer: Any, inputs: Any, shapes: Any, args: tuple, kwargs: dict) -> Any:
     """KerasTensors for the outputs: from `compute_output_shape` if the class defines it,
-    else by running `call` eagerly on zeros (None dims as 2) and putting back a None batch."""
+    else computed symbolically from `call` (`spec_by_tracing`)."""
     if not getattr(type(layer).compute_output_shape, "_lf_runs_call", False):
         out_shapes = layer.compute_output_shape(shapes)
         first = nest.flatten(inputs)[0]
@@ -239,18 +240,41 @@ def output_spec(layer: Any, inputs: Any, shapes: Any, args: tuple, kwargs: dict)
 
 
 def spec_by_running(layer: Any, inputs: Any, shapes: Any, args: tuple, kwargs: dict) -> Any:
-    """Output KerasTensors found by running `call` on zeros (the base `compute_output_shape`;
-    never dispatches to an override, so `super().compute_output_shape()` cannot recurse)."""
-    outputs = placeholder_run(layer, inputs, args, kwargs)
-    none_batch = any(s.rank and s[0] is None for s in flat_shapes(shapes) if s is not None)
+    """Output KerasTensors of `layer.call` on symbolic `inputs` (the base
+    `compute_output_shape`; never dispatches to an override, so `super().compute_output_shape()`
+    cannot recurse).
 
-    def spec(t: Any) -> KerasTensor:
-        shape = list(t.shape)
-        if none_batch and shape and shape[0] == PLACEHOLDER_DIM:
-            shape[0] = None
-        return KerasTensor(shape, t.dtype)
+    `call` runs on the KerasTensors inside `specs.tracing()`: every op computes its output
+    spec from its inputs' specs (`autodiff/specs.py`) and nothing is recorded. A `call` that
+    needs values (Python control flow on a tensor, `.numpy()`) cannot be traced; it runs on
+    zeros twice, unknown dimensions 2 then 3, and exactly the output axes whose sizes differ
+    are unknown.
+    """
+    saved = call_context.training
+    if "training" in kwargs and kwargs["training"] is None:
+        kwargs = {**kwargs, "training": False}
+    call_context.training = False if saved is None else saved
+    call_context.depth += 1
+    try:
+        try:
+            with specs.tracing():
+                out = layer.call(inputs, *args, **kwargs)
+            return from_spec(out)
+        except specs.SpecError:
+            raise
+        except Exception:  # noqa: BLE001 - any untraceable call: the two-size run decides
+            pass
+        out = specs.run_twice(lambda x, *a, **k: _call_quietly(layer, x, a, k), (inputs, *args),
+                              kwargs, what=f"layer '{layer.name}'")  # fmt: skip
+        return from_spec(out)
+    finally:
+        call_context.training = saved
+        call_context.depth -= 1
 
-    return nest.map_structure(spec, outputs)
+
+def _call_quietly(layer: Any, inputs: Any, args: tuple, kwargs: dict) -> Any:
+    with stop_recording_all():
+        return layer.call(inputs, *args, **kwargs)
 
 
 def placeholder_run(layer: Any, inputs: Any, args: tuple, kwargs: dict) -> Any:
