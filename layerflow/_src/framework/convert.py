@@ -12,6 +12,7 @@ from layerflow._src.framework.tensor import Tensor, TensorLike
 
 _SCALARS = (bool, int, float, complex)
 
+
 class SymbolicRegistry:
     """Which symbolic tensor types ops accept, and who turns a call on them into a result.
 

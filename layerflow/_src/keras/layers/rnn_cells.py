@@ -205,8 +205,7 @@ class _Cell(AbstractRNNCell):
 
     def _fused_activations(self) -> bool:
         return (
-            self.activation is activations.tanh
-            and self.recurrent_activation is activations.sigmoid
+            self.activation is activations.tanh and self.recurrent_activation is activations.sigmoid
         )
 
     def _projection(self, inputs: Any, training: Any, time_major: bool, bias: Any) -> Any:
@@ -253,9 +252,7 @@ class _Cell(AbstractRNNCell):
                 "recurrent_initializer": initializers.serialize(self.recurrent_initializer),
                 "bias_initializer": initializers.serialize(self.bias_initializer),
                 "kernel_regularizer": _maybe(regularizers.serialize, self.kernel_regularizer),
-                "recurrent_regularizer": _maybe(
-                    regularizers.serialize, self.recurrent_regularizer
-                ),
+                "recurrent_regularizer": _maybe(regularizers.serialize, self.recurrent_regularizer),
                 "bias_regularizer": _maybe(regularizers.serialize, self.bias_regularizer),
                 "kernel_constraint": _maybe(constraints.serialize, self.kernel_constraint),
                 "recurrent_constraint": _maybe(constraints.serialize, self.recurrent_constraint),

@@ -271,4 +271,3 @@ class Bidirectional(Wrapper):
         if backward is not None:
             config["backward_layer"] = deserialize_layer(backward, custom_objects)
         return cls(layer, **config)
-
