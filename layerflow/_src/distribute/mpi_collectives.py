@@ -39,6 +39,7 @@ import numpy as np
 from layerflow._src.framework import errors
 
 GRACE_S = 1.0
+OUTPUT_RELAY_S = 0.3
 ABORT_GRACE_S = 5.0
 _NOTICE_TAG = 7351
 _NOTICE_BYTES = 2048
@@ -232,6 +233,9 @@ class Collectives:
             flush=True,
         )
         sys.stdout.flush()
+        # mpiexec relays each process's output through its own proxy, which MPI_Abort tears
+        # down at once: give it a moment to forward the error text above.
+        time.sleep(OUTPUT_RELAY_S)
         self.comm.Abort(1)
 
     def _at_exit(self) -> None:

@@ -250,10 +250,8 @@ def spec_by_running(layer: Any, inputs: Any, shapes: Any, args: tuple, kwargs: d
     zeros twice, unknown dimensions 2 then 3, and exactly the output axes whose sizes differ
     are unknown.
     """
-    saved = call_context.training
-    if "training" in kwargs and kwargs["training"] is None:
-        kwargs = {**kwargs, "training": False}
-    call_context.training = False if saved is None else saved
+    # `training` stays as the caller resolved it (None when nothing set it), as in Keras 2's
+    # symbolic build: a `call(x, training)` without a default sees None, not False.
     call_context.depth += 1
     try:
         try:
@@ -268,7 +266,6 @@ def spec_by_running(layer: Any, inputs: Any, shapes: Any, args: tuple, kwargs: d
                               kwargs, what=f"layer '{layer.name}'")  # fmt: skip
         return from_spec(out)
     finally:
-        call_context.training = saved
         call_context.depth -= 1
 
 
