@@ -44,6 +44,15 @@ def _counts(t: Any, p: Any, w: Any, thresholds: Any, xp: Any) -> tuple[Any, Any,
     return tp, fp, tn, fn
 
 
+def parse_thresholds(metric: Any, thresholds: Any) -> list[float]:
+    """A confusion metric's thresholds as floats in [0, 1] (0.5 when None), as Keras checks them."""
+    t = [0.5] if thresholds is None else np.atleast_1d(thresholds).tolist()
+    for x in t:
+        if not 0.0 <= float(x) <= 1.0:
+            raise ValueError(f"{type(metric).__name__}: thresholds must be in [0, 1], got {x}.")
+    return [float(x) for x in t]
+
+
 class _Confusion(Metric):
     """tp, fp and fn counts at each threshold (0.5 by default); `result` combines them.
 
@@ -60,11 +69,7 @@ class _Confusion(Metric):
     ) -> None:
         super().__init__(name=name, dtype=dtype)
         self.init_thresholds = thresholds
-        t = [0.5] if thresholds is None else np.atleast_1d(thresholds).tolist()
-        for x in t:
-            if not 0.0 <= float(x) <= 1.0:
-                raise ValueError(f"{type(self).__name__}: thresholds must be in [0, 1], got {x}.")
-        self.thresholds = [float(x) for x in t]
+        self.thresholds = parse_thresholds(self, thresholds)
         self.top_k = top_k
         self.class_id = class_id
         n = len(self.thresholds)

@@ -14,7 +14,7 @@ from layerflow._src import backend
 from layerflow._src.framework.tensor import Tensor
 
 from .base_metric import Metric, _arr, _pair
-from .confusion_metrics import _confusion_inputs, _counts
+from .confusion_metrics import _confusion_inputs, _counts, parse_thresholds
 
 __all__ = [
     "BinaryIoU",
@@ -50,11 +50,7 @@ class _ConfusionCount(Metric):
     def __init__(self, thresholds: Any = None, name: str | None = None, dtype: Any = None) -> None:
         super().__init__(name=name, dtype=dtype)
         self.init_thresholds = thresholds
-        t = [0.5] if thresholds is None else np.atleast_1d(thresholds).tolist()
-        for x in t:
-            if not 0.0 <= float(x) <= 1.0:
-                raise ValueError(f"{type(self).__name__}: thresholds must be in [0, 1], got {x}.")
-        self.thresholds = [float(x) for x in t]
+        self.thresholds = parse_thresholds(self, thresholds)
         self.accumulator = self.add_weight("accumulator", (len(self.thresholds),))
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:

@@ -12,6 +12,18 @@ from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.ops import math_ops
 
 
+def set_beta_gamma_options(layer: Any, beta_initializer: Any, gamma_initializer: Any,
+                           beta_regularizer: Any, gamma_regularizer: Any, beta_constraint: Any,
+                           gamma_constraint: Any) -> None:  # fmt: skip
+    """The offset/scale options every normalization layer stores, looked up as Keras does."""
+    layer.beta_initializer = initializers.get(beta_initializer)
+    layer.gamma_initializer = initializers.get(gamma_initializer)
+    layer.beta_regularizer = regularizers.get(beta_regularizer)
+    layer.gamma_regularizer = regularizers.get(gamma_regularizer)
+    layer.beta_constraint = constraints.get(beta_constraint)
+    layer.gamma_constraint = constraints.get(gamma_constraint)
+
+
 class LayerNormalization(Layer):
     """(x - mean) / sqrt(var + epsilon) * gamma + beta, statistics over `axis` of each sample.
 
@@ -34,12 +46,15 @@ class LayerNormalization(Layer):
         self.epsilon = epsilon
         self.center = center
         self.scale = scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        set_beta_gamma_options(
+            self,
+            beta_initializer,
+            gamma_initializer,
+            beta_regularizer,
+            gamma_regularizer,
+            beta_constraint,
+            gamma_constraint,
+        )
         self.supports_masking = True
 
     def build(self, input_shape: Any) -> None:

@@ -13,6 +13,7 @@ from layerflow._src.keras import constraints, initializers, regularizers
 from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
+from layerflow._src.keras.layers.layer_normalization import set_beta_gamma_options
 from layerflow._src.ops import array_ops, math_ops, nn_ops
 
 __all__ = ["BatchNormalization"]
@@ -92,14 +93,17 @@ class BatchNormalization(Layer):
         self.epsilon = float(epsilon)
         self.center = center
         self.scale = scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
+        set_beta_gamma_options(
+            self,
+            beta_initializer,
+            gamma_initializer,
+            beta_regularizer,
+            gamma_regularizer,
+            beta_constraint,
+            gamma_constraint,
+        )
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
         self.synchronized = synchronized
         self.adjustment = adjustment
         self.supports_masking = True

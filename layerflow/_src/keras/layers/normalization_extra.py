@@ -8,6 +8,7 @@ from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import constraints, initializers, regularizers
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
+from layerflow._src.keras.layers.layer_normalization import set_beta_gamma_options
 from layerflow._src.keras.layers.merging_dot import l2_normalize
 from layerflow._src.ops import array_ops, math_ops
 
@@ -47,12 +48,15 @@ class GroupNormalization(Layer):
         self.epsilon = epsilon
         self.center = center
         self.scale = scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        set_beta_gamma_options(
+            self,
+            beta_initializer,
+            gamma_initializer,
+            beta_regularizer,
+            gamma_regularizer,
+            beta_constraint,
+            gamma_constraint,
+        )
 
     def build(self, input_shape: Any) -> None:
         shape = TensorShape(input_shape)
