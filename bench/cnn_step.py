@@ -190,7 +190,7 @@ def main() -> None:
         for name, python in WORKERS:
             if args.only and name not in args.only.split(","):
                 continue
-            if python == "peers" and not PEERS.exists():
+            if python == "peers" and PEERS is None:
                 continue
             exe = sys.executable if python == "self" else str(PEERS)
             cmd = [exe, __file__, "--worker", name, model, "--batch", str(batch),
