@@ -13,6 +13,7 @@ from layerflow._src.keras import activations, constraints, initializers, regular
 from layerflow._src.keras.engine.arg_checks import check_count, check_counts
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
+from layerflow._src.keras.layers.weight_options import set_weight_options
 from layerflow._src.ops import array_ops, conv_ops, gather_ops, math_ops
 
 __all__ = ["Conv1D", "Conv2D", "DepthwiseConv2D", "ZeroPadding2D", "conv_output_length"]
@@ -104,12 +105,10 @@ class _Conv(Layer):
         self.groups = groups
         self.activation = activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_weight_options(
+            self, "kernel", kernel_initializer, kernel_regularizer, kernel_constraint
+        )
+        set_weight_options(self, "bias", bias_initializer, bias_regularizer, bias_constraint)
         self.input_spec = InputSpec(min_ndim=self.rank + 2)
 
     def _channel_axis(self) -> int:

@@ -12,6 +12,7 @@ from layerflow._src.keras.engine.arg_checks import check_count
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
 from layerflow._src.keras.engine.input_spec import InputSpec
+from layerflow._src.keras.layers.weight_options import set_weight_options
 from layerflow._src.ops import array_ops, dense_ops, math_ops
 
 __all__ = ["Dense", "Flatten", "InputLayer"]
@@ -46,12 +47,10 @@ class Dense(Layer):
         self.units = check_count(units, "units", f"Dense '{self.name}'")
         self.activation = activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_weight_options(
+            self, "kernel", kernel_initializer, kernel_regularizer, kernel_constraint
+        )
+        set_weight_options(self, "bias", bias_initializer, bias_regularizer, bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
         self.supports_masking = True
 

@@ -13,6 +13,7 @@ from typing import Any
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import activations, constraints, initializers, regularizers
 from layerflow._src.keras.engine.base_layer import Layer
+from layerflow._src.keras.layers.weight_options import set_weight_options
 from layerflow._src.ops import linalg_ops
 
 __all__ = ["EinsumDense"]
@@ -143,12 +144,10 @@ class EinsumDense(Layer):
             self.partial_output_shape = list(output_shape)
         self.bias_axes = bias_axes
         self.activation = activations.get(activation)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_weight_options(
+            self, "kernel", kernel_initializer, kernel_regularizer, kernel_constraint
+        )
+        set_weight_options(self, "bias", bias_initializer, bias_regularizer, bias_constraint)
 
     def build(self, input_shape: Any) -> None:
         kernel, bias, full = analyze_einsum_string(

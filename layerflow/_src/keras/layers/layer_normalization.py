@@ -9,19 +9,8 @@ from layerflow._src.keras import constraints, initializers, regularizers
 from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
+from layerflow._src.keras.layers.weight_options import set_weight_options
 from layerflow._src.ops import math_ops
-
-
-def set_beta_gamma_options(layer: Any, beta_initializer: Any, gamma_initializer: Any,
-                           beta_regularizer: Any, gamma_regularizer: Any, beta_constraint: Any,
-                           gamma_constraint: Any) -> None:  # fmt: skip
-    """The offset/scale options every normalization layer stores, looked up as Keras does."""
-    layer.beta_initializer = initializers.get(beta_initializer)
-    layer.gamma_initializer = initializers.get(gamma_initializer)
-    layer.beta_regularizer = regularizers.get(beta_regularizer)
-    layer.gamma_regularizer = regularizers.get(gamma_regularizer)
-    layer.beta_constraint = constraints.get(beta_constraint)
-    layer.gamma_constraint = constraints.get(gamma_constraint)
 
 
 class LayerNormalization(Layer):
@@ -46,15 +35,8 @@ class LayerNormalization(Layer):
         self.epsilon = epsilon
         self.center = center
         self.scale = scale
-        set_beta_gamma_options(
-            self,
-            beta_initializer,
-            gamma_initializer,
-            beta_regularizer,
-            gamma_regularizer,
-            beta_constraint,
-            gamma_constraint,
-        )
+        set_weight_options(self, "beta", beta_initializer, beta_regularizer, beta_constraint)
+        set_weight_options(self, "gamma", gamma_initializer, gamma_regularizer, gamma_constraint)
         self.supports_masking = True
 
     def build(self, input_shape: Any) -> None:

@@ -13,7 +13,7 @@ from layerflow._src.keras import constraints, initializers, regularizers
 from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
-from layerflow._src.keras.layers.layer_normalization import set_beta_gamma_options
+from layerflow._src.keras.layers.weight_options import set_weight_options
 from layerflow._src.ops import array_ops, math_ops, nn_ops
 
 __all__ = ["BatchNormalization"]
@@ -93,15 +93,8 @@ class BatchNormalization(Layer):
         self.epsilon = float(epsilon)
         self.center = center
         self.scale = scale
-        set_beta_gamma_options(
-            self,
-            beta_initializer,
-            gamma_initializer,
-            beta_regularizer,
-            gamma_regularizer,
-            beta_constraint,
-            gamma_constraint,
-        )
+        set_weight_options(self, "beta", beta_initializer, beta_regularizer, beta_constraint)
+        set_weight_options(self, "gamma", gamma_initializer, gamma_regularizer, gamma_constraint)
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
         self.synchronized = synchronized

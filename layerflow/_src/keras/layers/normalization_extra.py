@@ -8,8 +8,8 @@ from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import constraints, initializers, regularizers
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
-from layerflow._src.keras.layers.layer_normalization import set_beta_gamma_options
 from layerflow._src.keras.layers.merging_dot import l2_normalize
+from layerflow._src.keras.layers.weight_options import set_weight_options
 from layerflow._src.ops import array_ops, math_ops
 
 __all__ = ["GroupNormalization", "UnitNormalization"]
@@ -48,15 +48,8 @@ class GroupNormalization(Layer):
         self.epsilon = epsilon
         self.center = center
         self.scale = scale
-        set_beta_gamma_options(
-            self,
-            beta_initializer,
-            gamma_initializer,
-            beta_regularizer,
-            gamma_regularizer,
-            beta_constraint,
-            gamma_constraint,
-        )
+        set_weight_options(self, "beta", beta_initializer, beta_regularizer, beta_constraint)
+        set_weight_options(self, "gamma", gamma_initializer, gamma_regularizer, gamma_constraint)
 
     def build(self, input_shape: Any) -> None:
         shape = TensorShape(input_shape)

@@ -25,6 +25,7 @@ from typing import Any
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import activations, constraints, initializers, regularizers
 from layerflow._src.keras.engine.base_layer import Layer
+from layerflow._src.keras.layers.weight_options import set_weight_options
 from layerflow._src.keras.serialization import deserialize_keras_object, serialize_keras_object
 from layerflow._src.ops import array_ops, dense_ops, math_ops, nn_ops, rnn_ops
 from layerflow._src.utils import nest
@@ -111,15 +112,13 @@ class _Cell(AbstractRNNCell):
         self.activation = activations.get(activation)
         self.recurrent_activation = activations.get(recurrent_activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_weight_options(
+            self, "kernel", kernel_initializer, kernel_regularizer, kernel_constraint
+        )
+        set_weight_options(
+            self, "recurrent", recurrent_initializer, recurrent_regularizer, recurrent_constraint
+        )
+        set_weight_options(self, "bias", bias_initializer, bias_regularizer, bias_constraint)
         self.dropout = min(1.0, max(0.0, float(dropout)))
         self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         # Keras 2: recurrent dropout runs the per-gate form (`implementation=1`).
