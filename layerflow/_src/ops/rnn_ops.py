@@ -63,6 +63,16 @@ def _time_first(a: Any, seq: Seq) -> Any:
     return a if seq.time_major else a.swapaxes(0, 1)
 
 
+def _sequence_start(xp: Any, xw: Any, h0: Any, mask: Any, seq: Seq) -> tuple[Any, Any, Any]:
+    """A forward's time-major inputs `xs` and mask `mk` ([T, B, 1] or None), and the state
+    buffer `hs` ([T + 1, B, n], `hs[0] = h0`) every recurrence fills."""
+    xs = _time_first(xw, seq)
+    mk = None if mask is None else _time_first(mask, seq)[:, :, None]
+    hs = xp.empty((xs.shape[0] + 1, xs.shape[1], h0.shape[-1]), dtype=xw.dtype)
+    hs[0] = h0
+    return xs, mk, hs
+
+
 def _order(n: int, seq: Seq) -> range:
     return range(n - 1, -1, -1) if seq.go_backwards else range(n)
 
@@ -189,14 +199,10 @@ def _no_second_order(name: str) -> Any:
 
 def _lstm_forward(xp: Any, xw: Any, h0: Any, c0: Any, u: Any, mask: Any, rmask: Any, seq: Seq,
                   keep: bool) -> Any:  # fmt: skip
-    xs = _time_first(xw, seq)
-    steps, batch = xs.shape[0], xs.shape[1]
-    n = h0.shape[-1]
+    xs, mk, hs = _sequence_start(xp, xw, h0, mask, seq)
+    steps, batch, n = hs.shape[0] - 1, hs.shape[1], hs.shape[2]
     dt = xw.dtype
-    mk = None if mask is None else _time_first(mask, seq)[:, :, None]
-    hs = xp.empty((steps + 1, batch, n), dtype=dt)
     cs = xp.empty((steps + 1, batch, n), dtype=dt)
-    hs[0] = h0
     cs[0] = c0
     acts = xp.empty((steps, batch, 4 * n), dtype=dt) if keep else None
     tcs = xp.empty((steps, batch, n), dtype=dt) if keep else None
@@ -299,13 +305,9 @@ def _input_grad(xp: Any, d_steps: Any, seq: Seq) -> Any:
 
 def _gru_forward(xp: Any, xw: Any, h0: Any, u: Any, b: Any, mask: Any, rmask: Any, seq: Seq,
                  reset_after: bool, keep: bool) -> Any:  # fmt: skip
-    xs = _time_first(xw, seq)
-    steps, batch = xs.shape[0], xs.shape[1]
-    n = h0.shape[-1]
+    xs, mk, hs = _sequence_start(xp, xw, h0, mask, seq)
+    steps, batch, n = hs.shape[0] - 1, hs.shape[1], hs.shape[2]
     dt = xw.dtype
-    mk = None if mask is None else _time_first(mask, seq)[:, :, None]
-    hs = xp.empty((steps + 1, batch, n), dtype=dt)
-    hs[0] = h0
     zr_all = xp.empty((steps, batch, 2 * n), dtype=dt) if keep else None
     hh_all = xp.empty((steps, batch, n), dtype=dt) if keep else None
     # reset_after: r's partner h @ U_h + b_h; before: the product r * h that meets U_h.
@@ -432,13 +434,9 @@ SIMPLE_ACTIVATIONS = ("tanh", "relu", "linear")
 
 def _simple_forward(xp: Any, xw: Any, h0: Any, u: Any, mask: Any, rmask: Any, seq: Seq,
                     activation: str, keep: bool) -> Any:  # fmt: skip
-    xs = _time_first(xw, seq)
-    steps, batch = xs.shape[0], xs.shape[1]
-    n = h0.shape[-1]
+    xs, mk, hs = _sequence_start(xp, xw, h0, mask, seq)
+    steps, batch, n = hs.shape[0] - 1, hs.shape[1], hs.shape[2]
     dt = xw.dtype
-    mk = None if mask is None else _time_first(mask, seq)[:, :, None]
-    hs = xp.empty((steps + 1, batch, n), dtype=dt)
-    hs[0] = h0
     # The raw new outputs: the masked states differ from them at masked steps.
     raw = xp.empty((steps, batch, n), dtype=dt) if keep and mk is not None else None
     outs = _Outputs(xp, batch, steps, n, dt, seq, mk is not None)
