@@ -17,7 +17,8 @@ CLASSES = {
     "InvalidArgumentError": "INVALID_ARGUMENT", "DeadlineExceededError": "DEADLINE_EXCEEDED",
     "NotFoundError": "NOT_FOUND", "AlreadyExistsError": "ALREADY_EXISTS",
     "PermissionDeniedError": "PERMISSION_DENIED", "UnauthenticatedError": "UNAUTHENTICATED",
-    "ResourceExhaustedError": "RESOURCE_EXHAUSTED", "FailedPreconditionError": "FAILED_PRECONDITION",
+    "ResourceExhaustedError": "RESOURCE_EXHAUSTED",
+    "FailedPreconditionError": "FAILED_PRECONDITION",
     "AbortedError": "ABORTED", "OutOfRangeError": "OUT_OF_RANGE",
     "UnimplementedError": "UNIMPLEMENTED", "InternalError": "INTERNAL",
     "UnavailableError": "UNAVAILABLE", "DataLossError": "DATA_LOSS",
@@ -36,8 +37,12 @@ def test_error_code_of_each_class(cls):
     assert isinstance(err, tf.errors.OpError) and str(err) == "boom"
 
 
-def test_out_of_memory_is_resource_exhausted():
-    assert tf.errors.OutOfMemoryError(None, None, "x").error_code == tf.errors.RESOURCE_EXHAUSTED
+def test_out_of_memory_is_resource_exhausted_error():
+    from layerflow._src.framework.errors import OutOfMemoryError
+
+    err = OutOfMemoryError(None, None, "x")
+    assert err.error_code == tf.errors.RESOURCE_EXHAUSTED
+    assert isinstance(err, tf.errors.ResourceExhaustedError) and isinstance(err, MemoryError)
 
 
 def test_operator_not_allowed_is_a_type_error():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 # TF's canonical error codes (`tf.errors.OK` ... `tf.errors.UNAUTHENTICATED`); `OpError.error_code`.
 OK = 0
 CANCELLED = 1
