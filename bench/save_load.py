@@ -36,7 +36,7 @@ LAYERFLOW = COMMON + textwrap.dedent(
     """
     import layerflow as tf
     from layerflow._src.framework.trackable import Trackable
-    from layerflow._src.saving import keras_weights
+    from layerflow._src.keras.saving import keras_weights
 
     class Big(Trackable):
         def __init__(self, fill):

@@ -35,7 +35,7 @@ PREFIX = "layerflow._src"
 
 # --- resolving what a file imports ----------------------------------------------------------
 def module_name(path: pathlib.Path, root: pathlib.Path) -> str:
-    """`layerflow._src.keras.engine.training` for `root/keras/engine/training.py`."""
+    """`layerflow._src.keras.engine.model` for `root/keras/engine/model.py`."""
     parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -324,7 +324,7 @@ def test_the_checker_accepts_downward_and_same_level_imports(tmp_path):
     root = _plant(
         tmp_path / "_src",
         {
-            "keras/engine/training.py": (
+            "keras/engine/model.py": (
                 "from layerflow._src import backend\n"
                 "from layerflow._src.ops import math_ops\n"
                 "from . import functional\n"
@@ -340,7 +340,7 @@ def test_the_checker_accepts_downward_and_same_level_imports(tmp_path):
             "backend/__init__.py": "",
         },
     )
-    assert check_file(root / "keras" / "engine" / "training.py", root) == []
+    assert check_file(root / "keras" / "engine" / "model.py", root) == []
 
 
 def test_relative_imports_resolve_against_the_package(tmp_path):

@@ -9,7 +9,7 @@ _SUBMODULES = {
 }  # fmt: skip
 
 _NAMES = {
-    "Model": ("layerflow._src.keras.engine.training", "Model"),
+    "Model": ("layerflow._src.keras.engine.model", "Model"),
     "Sequential": ("layerflow._src.keras.engine.sequential", "Sequential"),
     "Input": ("layerflow._src.keras.engine.functional", "Input"),
     "InputSpec": ("layerflow._src.keras.engine.input_spec", "InputSpec"),

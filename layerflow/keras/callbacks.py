@@ -2,7 +2,7 @@
 
 # ruff: noqa: F401 - a facade re-exports
 
-from layerflow._src.keras.callbacks import (
+from layerflow._src.keras.training.callbacks import (
     Callback,
     CallbackList,
     CSVLogger,

@@ -2,7 +2,7 @@
 
 # ruff: noqa: F401 - a facade re-exports
 
-from layerflow._src.keras.losses import (
+from layerflow._src.keras.losses.core import (
     KLD,
     MAE,
     MSE,
@@ -32,7 +32,7 @@ from layerflow._src.keras.losses import (
 )
 
 # isort: split
-from layerflow._src.keras.losses_extra import (
+from layerflow._src.keras.losses.extra import (
     MAPE,
     MSLE,
     BinaryFocalCrossentropy,

@@ -2,7 +2,7 @@
 
 # ruff: noqa: F401 - a facade re-exports
 
-from layerflow._src.keras.metrics import (
+from layerflow._src.keras.metrics.core import (
     AUC,
     Accuracy,
     BinaryAccuracy,
@@ -32,7 +32,24 @@ from layerflow._src.keras.metrics import (
 )
 
 # isort: split
-from layerflow._src.keras.confusion_metrics_extra import (
+from layerflow._src.keras.losses.core import (
+    binary_crossentropy,
+    categorical_crossentropy,
+    kl_divergence,
+    sparse_categorical_crossentropy,
+)
+from layerflow._src.keras.losses.extra import (
+    binary_focal_crossentropy,
+    categorical_focal_crossentropy,
+    hinge,
+    log_cosh,
+    logcosh,
+    mean_absolute_percentage_error,
+    mean_squared_logarithmic_error,
+    poisson,
+    squared_hinge,
+)
+from layerflow._src.keras.metrics.confusion_extra import (
     BinaryIoU,
     FalseNegatives,
     FalsePositives,
@@ -47,24 +64,7 @@ from layerflow._src.keras.confusion_metrics_extra import (
     TrueNegatives,
     TruePositives,
 )
-from layerflow._src.keras.losses import (
-    binary_crossentropy,
-    categorical_crossentropy,
-    kl_divergence,
-    sparse_categorical_crossentropy,
-)
-from layerflow._src.keras.losses_extra import (
-    binary_focal_crossentropy,
-    categorical_focal_crossentropy,
-    hinge,
-    log_cosh,
-    logcosh,
-    mean_absolute_percentage_error,
-    mean_squared_logarithmic_error,
-    poisson,
-    squared_hinge,
-)
-from layerflow._src.keras.metrics_extra import (
+from layerflow._src.keras.metrics.extra import (
     BinaryCrossentropy,
     CategoricalCrossentropy,
     CategoricalHinge,

@@ -1,6 +1,7 @@
 """`tf.keras.saving`: whole-model files and the custom-object registry."""
 
-from layerflow._src.keras.saving import ModelFileError, load_model, save_model
+from layerflow._src.keras.saving.config_json import ModelFileError
+from layerflow._src.keras.saving.saving_lib import load_model, save_model
 from layerflow._src.keras.serialization import (
     custom_object_scope,
     deserialize_keras_object,

@@ -3,7 +3,7 @@
 import importlib
 
 _SERIALIZATION = "layerflow._src.keras.serialization"
-_NUMERIC = "layerflow._src.keras.utils_numeric"
+_NUMERIC = "layerflow._src.keras.utils.numeric"
 
 _NAMES = {
     "register_keras_serializable": (_SERIALIZATION, "register_keras_serializable"),
@@ -16,7 +16,7 @@ _NAMES = {
     "to_categorical": (_NUMERIC, "to_categorical"),
     "normalize": (_NUMERIC, "normalize"),
     "set_random_seed": (_NUMERIC, "set_random_seed"),
-    "plot_history": ("layerflow._src.keras.plotting", "plot_history"),
+    "plot_history": ("layerflow._src.keras.utils.plotting", "plot_history"),
 }  # fmt: skip
 
 

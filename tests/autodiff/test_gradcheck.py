@@ -5,7 +5,7 @@ import pytest
 
 import layerflow as tf
 from layerflow._src.autodiff import gradcheck
-from layerflow._src.keras import testing
+from layerflow._src.keras.utils import testing
 
 
 def test_numeric_gradient_of_a_cubic():

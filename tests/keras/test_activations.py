@@ -5,7 +5,7 @@ import pytest
 
 import layerflow as tf
 from layerflow._src.keras import activations as A
-from layerflow._src.keras.testing import check_gradients
+from layerflow._src.keras.utils.testing import check_gradients
 
 X = np.array([-3.1, -1.2, -0.3, 0.4, 1.1, 2.6, 7.5])  # away from kinks
 ERF = np.vectorize(math.erf)

@@ -3,7 +3,7 @@ import pytest
 
 import layerflow as tf
 from layerflow._src.keras import initializers, serialization
-from layerflow._src.keras.utils_numeric import normalize, set_random_seed, to_categorical
+from layerflow._src.keras.utils.numeric import normalize, set_random_seed, to_categorical
 
 
 def test_register_and_round_trip_custom_class():

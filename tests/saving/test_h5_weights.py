@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import layerflow as tf
-from layerflow._src.saving import h5_weights
+from layerflow._src.keras.saving import h5_weights
 from layerflow._src.saving.weights_file import WeightsFileError
 
 from . import peers

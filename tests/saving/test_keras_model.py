@@ -180,7 +180,7 @@ def test_a_file_whose_weights_do_not_match_its_config_fails_whole(tmp_path):
 
 
 def test_facades_name_the_same_functions():
-    from layerflow._src.keras import saving
+    from layerflow._src.keras.saving import saving_lib as saving
 
     assert tf.keras.saving.save_model is saving.save_model
     assert tf.keras.saving.load_model is saving.load_model

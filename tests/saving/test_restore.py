@@ -6,7 +6,8 @@ from safetensors.numpy import load_file
 
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
-from layerflow._src.saving import keras_weights, restore
+from layerflow._src.keras.saving import keras_weights
+from layerflow._src.saving import restore
 
 from .fakes import FakeModel
 

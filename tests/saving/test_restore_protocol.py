@@ -11,7 +11,8 @@ import pytest
 import layerflow as tf
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
-from layerflow._src.saving import h5_weights, restore
+from layerflow._src.keras.saving import h5_weights
+from layerflow._src.saving import restore
 
 SAVING = pathlib.Path(restore.__file__).parent
 

@@ -14,7 +14,8 @@ import pytest
 
 import layerflow as tf
 from layerflow._src.keras import serialization
-from layerflow._src.keras.saving import ModelFileError, config_json
+from layerflow._src.keras.saving import config_json
+from layerflow._src.keras.saving.config_json import ModelFileError
 from layerflow._src.saving.weights_file import WeightsFileError
 
 from .hostile import HOSTILE, layer, sequential, write_keras

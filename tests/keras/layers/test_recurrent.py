@@ -10,7 +10,7 @@ import pytest
 
 import layerflow as tf
 from layerflow._src.framework import errors
-from layerflow._src.keras.testing import check_gradients, run_layer_test
+from layerflow._src.keras.utils.testing import check_gradients, run_layer_test
 
 L = tf.keras.layers
 RNG = np.random.default_rng(0)

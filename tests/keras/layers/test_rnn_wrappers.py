@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import layerflow as tf
-from layerflow._src.keras.testing import check_gradients, run_layer_test
+from layerflow._src.keras.utils.testing import check_gradients, run_layer_test
 from tests.saving import peers
 
 L = tf.keras.layers

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import layerflow as tf
-from layerflow._src.keras.testing import run_layer_test
+from layerflow._src.keras.utils.testing import run_layer_test
 
 L = tf.keras.layers
 RNG = np.random.default_rng(0)

@@ -2,7 +2,8 @@
 and the public facade still give the same classes."""
 
 import layerflow as tf
-from layerflow._src.keras import callback_base, callbacks, checkpoint_callbacks, progbar
+from layerflow._src.keras.training import callback_base, callbacks, checkpoint_callbacks
+from layerflow._src.keras.utils import progbar
 
 
 def test_old_path_re_exports_the_split_classes():

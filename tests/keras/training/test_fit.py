@@ -213,7 +213,7 @@ def test_progress_output_verbose_1_and_2(capsys):
 def test_progress_bar_is_live_on_a_terminal():
     import io
 
-    from layerflow._src.keras.callbacks import ProgbarLogger
+    from layerflow._src.keras.training.callbacks import ProgbarLogger
 
     class Terminal(io.StringIO):
         def isatty(self):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import layerflow as tf
-from layerflow._src.keras.testing import check_gradients
+from layerflow._src.keras.utils.testing import check_gradients
 
 L = tf.keras.losses
 RNG = np.random.default_rng(3)

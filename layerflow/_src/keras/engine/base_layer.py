@@ -48,8 +48,8 @@ from layerflow._src.keras.engine.layer_utils import (
     who,
     wrap_build,
 )
+from layerflow._src.keras.saving import keras_weights
 from layerflow._src.ops import array_ops, math_ops
-from layerflow._src.saving import keras_weights
 from layerflow._src.utils import naming, nest
 
 _KERAS_KWARGS = frozenset(

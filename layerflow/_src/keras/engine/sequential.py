@@ -15,7 +15,7 @@ from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.keras.engine.layer_utils import to_shapes, who
-from layerflow._src.keras.engine.training import Model
+from layerflow._src.keras.engine.model import Model
 from layerflow._src.keras.serialization import deserialize_keras_object, serialize_keras_object
 from layerflow._src.ops import math_ops
 

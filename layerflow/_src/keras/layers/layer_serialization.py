@@ -12,8 +12,8 @@ from typing import Any
 from layerflow._src.keras import layers as builtin_layers
 from layerflow._src.keras import serialization
 from layerflow._src.keras.engine.base_layer import Layer
+from layerflow._src.keras.engine.model import Model
 from layerflow._src.keras.engine.sequential import Sequential
-from layerflow._src.keras.engine.training import Model
 
 
 def _module_objects() -> dict[str, Any]:

@@ -1,7 +1,4 @@
-"""Whole-model saving (`model.save`, `tf.keras.models.load_model`): Keras 3's `.keras` zip."""
-
-from layerflow._src.keras.saving.config_json import ModelFileError
-from layerflow._src.keras.saving.model_config import model_from_json, to_json
-from layerflow._src.keras.saving.saving_lib import load_model, save_model
-
-__all__ = ["ModelFileError", "load_model", "model_from_json", "save_model", "to_json"]
+"""Keras saving: the whole-model `.keras` zip (`saving_lib`, `model_config`, `config_json`) and
+Keras's weight files (`keras_weights`: `save_weights`/`load_weights` in every format; `h5_weights`:
+Keras 2's HDF5 layout). The package imports nothing itself, so the engine can import
+`keras_weights` without pulling in `model_config`, which imports the engine."""

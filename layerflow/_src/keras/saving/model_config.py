@@ -21,8 +21,8 @@ from layerflow._src.keras import serialization
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
+from layerflow._src.keras.engine.model import Model
 from layerflow._src.keras.engine.sequential import Sequential
-from layerflow._src.keras.engine.training import Model
 from layerflow._src.keras.layers import layer_serialization
 from layerflow._src.keras.saving import config_json
 from layerflow._src.utils import nest

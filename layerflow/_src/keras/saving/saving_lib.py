@@ -20,10 +20,10 @@ import tempfile
 import zipfile
 from typing import Any
 
-from layerflow._src.keras import losses as losses_mod
-from layerflow._src.keras import metrics as metrics_mod
 from layerflow._src.keras import optimizers as optimizers_mod
 from layerflow._src.keras import serialization
+from layerflow._src.keras.losses import core as losses_mod
+from layerflow._src.keras.metrics import core as metrics_mod
 from layerflow._src.keras.saving import config_json, model_config
 from layerflow._src.saving import restore
 from layerflow._src.saving.weights_file import WeightsFileError, atomic_write
@@ -97,7 +97,7 @@ def save_model(
     }
     with tempfile.TemporaryDirectory() as work:
         if _have_h5py():
-            from layerflow._src.saving import h5_weights
+            from layerflow._src.keras.saving import h5_weights
 
             weights_name = WEIGHTS_H5
             h5_weights.save(model, os.path.join(work, weights_name))
@@ -226,7 +226,7 @@ def load_model(
         ):
             normalized, model = model_config.model_from_document(config, custom_objects, path)
         if weights_name == WEIGHTS_H5:
-            from layerflow._src.saving import h5_weights
+            from layerflow._src.keras.saving import h5_weights
 
             h5_weights.load(model, weights_path)
         else:

@@ -443,7 +443,7 @@ def register_builtins(classes: dict[str, type], functions: dict[str, Callable[..
     _FUNCTIONS.update(functions)
 
 
-from layerflow._src.keras import losses_extra as _losses_extra  # noqa: E402, F401
+from layerflow._src.keras.losses import extra as _losses_extra  # noqa: E402, F401
 
 
 def get(identifier: Any) -> Any:

@@ -1,10 +1,10 @@
 """The rest of Keras 2's losses: hinge family, log-cosh, Poisson, cosine similarity, MAPE, MSLE,
 and the focal cross-entropies; function forms and classes, with tf_keras's formulas.
 
-An import cycle with `losses`, on purpose: this module builds on `losses` (the `Loss` classes
-and helpers) and adds its names to the lookup tables of `losses.get`/`deserialize` through
-`losses.register_builtins`, and `losses` imports it after those tables, so whichever of the two
-is imported first, both are complete (`losses.py` would pass 600 lines with these inside).
+An import cycle with `core`, on purpose: this module builds on `core` (the `Loss` classes
+and helpers) and adds its names to the lookup tables of `core.get`/`deserialize` through
+`core.register_builtins`, and `core` imports it after those tables, so whichever of the two
+is imported first, both are complete (`core.py` would pass 600 lines with these inside).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from layerflow._src.keras import losses as base
+from layerflow._src.keras.losses import core as base
 from layerflow._src.ops import math_ops as M
 from layerflow._src.ops import nn_ops
 from layerflow._src.ops.array_ops import constant

@@ -19,10 +19,9 @@ from layerflow._src.autodiff.gradcheck import numeric_gradient
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.keras import serialization
 from layerflow._src.ops import array_ops, math_ops
 from layerflow._src.utils import nest
-
-from . import serialization
 
 
 def _np(x: Any) -> np.ndarray:

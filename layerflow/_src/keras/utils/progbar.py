@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any
 
-from .callback_base import Callback, _float
+from layerflow._src.keras.training.callback_base import Callback, _float
 
 
 def _format_logs(logs: dict[str, Any]) -> str:

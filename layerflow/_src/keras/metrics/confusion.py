@@ -8,8 +8,7 @@ import numpy as np
 
 from layerflow._src import backend
 from layerflow._src.framework.tensor import Tensor
-
-from .base_metric import Metric, _arr, _float, _pair, _xp
+from layerflow._src.keras.metrics.base_metric import Metric, _arr, _float, _pair, _xp
 
 
 def _confusion_inputs(

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.framework.tensor import TensorLike
-from layerflow._src.keras import losses as losses_mod
-from layerflow._src.keras import metrics as metrics_mod
+from layerflow._src.keras.losses import core as losses_mod
+from layerflow._src.keras.metrics import core as metrics_mod
 from layerflow._src.ops import math_ops as M
 from layerflow._src.utils import nest
 

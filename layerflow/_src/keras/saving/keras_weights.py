@@ -57,7 +57,7 @@ def save_weights(
     """
     path = _path(filepath)
     if _is_h5(path, save_format):
-        from layerflow._src.saving import h5_weights
+        from layerflow._src.keras.saving import h5_weights
 
         h5_weights.save(root, path, overwrite=overwrite)
         return
@@ -79,7 +79,7 @@ def load_weights(
     """
     path = _path(filepath)
     if _is_h5(path):
-        from layerflow._src.saving import h5_weights
+        from layerflow._src.keras.saving import h5_weights
 
         return h5_weights.load(root, path, skip_mismatch=skip_mismatch, by_name=by_name)
     return restore.load(root, path, skip_mismatch=skip_mismatch, by_name=by_name)

@@ -12,9 +12,8 @@ import numpy as np
 
 from layerflow._src import backend
 from layerflow._src.framework.tensor import Tensor
-
-from .base_metric import Metric, _arr, _pair
-from .confusion_metrics import _confusion_inputs, _counts, parse_thresholds
+from layerflow._src.keras.metrics.base_metric import Metric, _arr, _pair
+from layerflow._src.keras.metrics.confusion import _confusion_inputs, _counts, parse_thresholds
 
 __all__ = [
     "BinaryIoU",

@@ -18,9 +18,16 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.autodiff.tape import stop_recording_all
 from layerflow._src.framework.tensor import Tensor
-from layerflow._src.keras import losses, losses_extra
-
-from .base_metric import Mean, MeanMetricWrapper, Metric, _arr, _pair, _xp
+from layerflow._src.keras.losses import core as losses
+from layerflow._src.keras.losses import extra as losses_extra
+from layerflow._src.keras.metrics.base_metric import (
+    Mean,
+    MeanMetricWrapper,
+    Metric,
+    _arr,
+    _pair,
+    _xp,
+)
 
 _EPS = 1e-7
 

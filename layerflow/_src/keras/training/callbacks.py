@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .callback_base import _HOOKS, Callback, _float, _monitor_op
-from .checkpoint_callbacks import ModelCheckpoint
-from .progbar import ProgbarLogger
+from layerflow._src.keras.training.callback_base import _HOOKS, Callback, _float, _monitor_op
+from layerflow._src.keras.training.checkpoint_callbacks import ModelCheckpoint
+from layerflow._src.keras.utils.progbar import ProgbarLogger
 
 
 class CallbackList(Callback):
@@ -178,7 +178,7 @@ class History(Callback):
     def plot(self, path: str | os.PathLike[str], **kwargs: Any) -> Any:
         """Write the training curves (one panel per metric, validation beside) to a PNG."""
         # Imported here: plotting pulls in matplotlib, an optional extra.
-        from layerflow._src.keras import plotting
+        from layerflow._src.keras.utils import plotting
 
         return plotting.plot_history(self, path, **kwargs)
 

@@ -20,7 +20,7 @@ from layerflow._src.keras.engine import functional, summary
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.keras.engine.layer_utils import map_shapes, to_shapes, who
-from layerflow._src.keras.trainer import Trainer
+from layerflow._src.keras.training.trainer import Trainer
 
 
 class Model(Trainer, Layer):

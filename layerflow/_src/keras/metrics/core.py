@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from . import serialization
-from .base_metric import (
+from layerflow._src.keras import serialization
+from layerflow._src.keras.metrics.base_metric import (
     Mean,
     MeanMetricWrapper,
     Metric,
@@ -22,7 +22,7 @@ from .base_metric import (
     _float,
     _pair,
 )
-from .confusion_metrics import AUC, Precision, Recall
+from layerflow._src.keras.metrics.confusion import AUC, Precision, Recall
 
 __all__ = [
     "AUC",
@@ -235,8 +235,8 @@ _CLASSES = {
 
 # --- the other Keras 2 metrics (metrics_extra, confusion_metrics_extra) --------------------------
 # isort: split
-from . import confusion_metrics_extra as _confusion_extra  # noqa: E402
-from . import metrics_extra as _extra  # noqa: E402
+from layerflow._src.keras.metrics import confusion_extra as _confusion_extra  # noqa: E402
+from layerflow._src.keras.metrics import extra as _extra  # noqa: E402
 
 _NEW_CLASSES = [
     getattr(module, name)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .callback_base import Callback, _float, _monitor_op
+from layerflow._src.keras.training.callback_base import Callback, _float, _monitor_op
 
 
 class ModelCheckpoint(Callback):

@@ -20,10 +20,10 @@ from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.distribute.train_step import distributed_train_step
 from layerflow._src.framework.tensor import TensorLike
-from layerflow._src.keras import callbacks as callbacks_mod
-from layerflow._src.keras import compile_utils
-from layerflow._src.keras import data_adapter as da
 from layerflow._src.keras import optimizers as optimizers_mod
+from layerflow._src.keras.training import callbacks as callbacks_mod
+from layerflow._src.keras.training import compile_utils
+from layerflow._src.keras.training import data_adapter as da
 from layerflow._src.utils import nest
 
 _log = logging.getLogger("layerflow")
