@@ -57,6 +57,7 @@ from layerflow._src.ops.control_flow_ops import (
     while_loop,
 )
 from layerflow._src.ops.control_flow_ops import tuple_ as tuple  # noqa: A004 - TF's name
+from layerflow._src.ops.logging_ops import print_ as print  # noqa: A004 - TF's name
 from layerflow._src.ops.debugging_ops import (
     Assert,
     assert_equal,
@@ -203,6 +204,7 @@ del _space, _module
 _LAZY = {
     "keras": "layerflow.keras",
     "data": "layerflow.data",
+    "autograph": "layerflow.autograph",
     "distribute": "layerflow.distribute",
     "io": "layerflow.io",
     "train": "layerflow.train",
