@@ -57,7 +57,6 @@ from layerflow._src.ops.control_flow_ops import (
     while_loop,
 )
 from layerflow._src.ops.control_flow_ops import tuple_ as tuple  # noqa: A004 - TF's name
-from layerflow._src.ops.logging_ops import print_ as print  # noqa: A004 - TF's name
 from layerflow._src.ops.debugging_ops import (
     Assert,
     assert_equal,
@@ -106,6 +105,7 @@ from layerflow._src.ops.gather_ops import (
     tile,
 )
 from layerflow._src.ops.linalg_ops import einsum, tensordot
+from layerflow._src.ops.logging_ops import print_ as print  # noqa: A004 - TF's name
 from layerflow._src.ops.manip_ops import meshgrid, repeat, roll, sequence_mask
 from layerflow._src.ops.math_ops import (
     abs,  # noqa: A004 - TF's name

@@ -52,7 +52,9 @@ def _verify_condition(cond: Any, tag: str) -> Any:
     if shape.rank > 0:
         known = [d for d in shape.as_list() if d is not None]
         if int(np.prod(known)) > 1:
-            raise ValueError(f"condition of {tag} expected to be `tf.bool` scalar, got {cond}; {hint}")
+            raise ValueError(
+                f"condition of {tag} expected to be `tf.bool` scalar, got {cond}; {hint}"
+            )
         return core_ops.reshape(cond, [])
     return cond
 
@@ -187,7 +189,9 @@ def _tf_if_stmt(cond: Any, body: Callable, orelse: Callable, get_state: Callable
 
         return run
 
-    result = control_flow_ops.cond(cond, branch(body, "main", "else"), branch(orelse, "else", "main"))
+    result = control_flow_ops.cond(
+        cond, branch(body, "main", "else"), branch(orelse, "else", "main")
+    )
     set_state(tuple(result) + tuple(init)[nouts:])
 
 

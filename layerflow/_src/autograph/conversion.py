@@ -281,15 +281,10 @@ def to_graph(entity: Callable, recursive: bool = True,
 
 def to_code(entity: Callable, recursive: bool = True,
             experimental_optional_features: Any = None) -> str:  # fmt: skip
-    """The source AutoGraph generates for `entity` (`tf.autograph.to_code`).
-
-    >>> import layerflow as tf
-    >>> def f(x):
-    ...     if x > 0:
-    ...         x = -x
-    ...     return x
-    >>> "ag__.if_stmt" in tf.autograph.to_code(f)
-    True
+    """The source AutoGraph generates for `entity` (`tf.autograph.to_code`), e.g. for
+    `def f(x): if x > 0: x = -x; return x` a `def tf__f(x):` whose `if` became
+    `ag__.if_stmt(x > 0, if_body, else_body, get_state, set_state, ('x',), 1)`. Functions
+    defined where their source cannot be read (an interactive session) cannot be shown.
     """
     target = _convertible(entity, "to_code")
     if _is_allowlisted(target):

@@ -85,7 +85,9 @@ def _guard(stmts: list[ast.stmt], is_jump: Callable[[ast.stmt], bool],
         if jumps:
             rest = _guard(stmts[i + 1 :], is_jump, replace, may_jump, flag, into_loops)
             if rest:
-                out.append(ast.copy_location(ast.If(test=_not(flag), body=rest, orelse=[]), rest[0]))
+                out.append(
+                    ast.copy_location(ast.If(test=_not(flag), body=rest, orelse=[]), rest[0])
+                )
             return out
     return out
 
@@ -190,9 +192,7 @@ def _lower_returns(fn: ast.FunctionDef, namer: Namer) -> None:
         return any(
             isinstance(c, nested) and _contains(c, (ast.Return,), stop)
             for c in ast.iter_child_nodes(n)
-        ) or any(
-            returns_inside(c) for c in ast.iter_child_nodes(n) if not isinstance(c, stop)
-        )
+        ) or any(returns_inside(c) for c in ast.iter_child_nodes(n) if not isinstance(c, stop))
 
     if not returns_inside(ast.Module(body=fn.body, type_ignores=[])):
         return

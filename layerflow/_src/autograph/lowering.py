@@ -43,8 +43,10 @@ def stamp(node: Any, like: ast.AST) -> Any:
 
 
 def _is_ag(func: ast.expr) -> bool:
-    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and (
-        func.value.id == "ag__"
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and (func.value.id == "ag__")
     )
 
 
@@ -192,7 +194,9 @@ class ControlFlow(ast.NodeTransformer):
     @staticmethod
     def _undefined_assigns(names: list[str]) -> list[ast.stmt]:
         return [
-            ast.Assign(targets=[ast.Name(n, ast.Store())], value=_call("Undefined", ast.Constant(n)))
+            ast.Assign(
+                targets=[ast.Name(n, ast.Store())], value=_call("Undefined", ast.Constant(n))
+            )
             for n in names
         ]
 
