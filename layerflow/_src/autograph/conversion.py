@@ -102,7 +102,7 @@ def convert(fn: Any) -> Any:
         new = convert(fn.__func__)
         return fn if new is fn.__func__ else types.MethodType(new, fn.__self__)
     if not inspect.isfunction(fn):
-        call = getattr(type(fn), "__call__", None)
+        call = vars(type(fn)).get("__call__") if callable(fn) else None
         if not inspect.isclass(fn) and inspect.isfunction(call) and not _is_allowlisted(call):
             return convert(fn.__call__)
         return fn

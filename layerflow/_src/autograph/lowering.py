@@ -172,8 +172,10 @@ class ControlFlow(ast.NodeTransformer):
         return out
 
     def _def(self, name: str, body: list[ast.stmt], args: list[str] = ()) -> ast.FunctionDef:
-        arguments = ast.arguments(posonlyargs=[], args=[ast.arg(a) for a in args], vararg=None,
-                                  kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])  # fmt: skip
+        arguments = ast.arguments(
+            posonlyargs=[], args=[ast.arg(a) for a in args], vararg=None,
+            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
+        )  # fmt: skip
         return ast.FunctionDef(name=name, args=arguments, body=body or [ast.Pass()],
                                decorator_list=[], returns=None)  # fmt: skip
 
@@ -185,8 +187,8 @@ class ControlFlow(ast.NodeTransformer):
         getter = self._def(get, [ast.Return(values)])
         if names:
             target = ast.Tuple(elts=[ast.Name(n, ast.Store()) for n in names], ctx=ast.Store())
-            setter_body = [*self._declarations(names),
-                           ast.Assign(targets=[target], value=ast.Name("vars_", ast.Load()))]  # fmt: skip
+            assign = ast.Assign(targets=[target], value=ast.Name("vars_", ast.Load()))
+            setter_body = [*self._declarations(names), assign]
         else:
             setter_body = [ast.Pass()]
         return get, put, [getter, self._def(put, setter_body, ["vars_"])]
