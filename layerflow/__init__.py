@@ -105,6 +105,7 @@ from layerflow._src.ops.gather_ops import (
     tile,
 )
 from layerflow._src.ops.linalg_ops import einsum, tensordot
+from layerflow._src.ops.logging_ops import print_ as print  # noqa: A004 - TF's name
 from layerflow._src.ops.manip_ops import meshgrid, repeat, roll, sequence_mask
 from layerflow._src.ops.math_ops import (
     abs,  # noqa: A004 - TF's name
@@ -203,6 +204,7 @@ del _space, _module
 _LAZY = {
     "keras": "layerflow.keras",
     "data": "layerflow.data",
+    "autograph": "layerflow.autograph",
     "distribute": "layerflow.distribute",
     "io": "layerflow.io",
     "train": "layerflow.train",

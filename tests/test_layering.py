@@ -24,6 +24,7 @@ LEVELS = {
     "framework": 2,
     "autodiff": 3,
     "ops": 4,
+    "autograph": 5,
     "saving": 5,
     "distribute": 5,
     "data": 5,
