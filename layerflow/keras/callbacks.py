@@ -15,3 +15,10 @@ from layerflow._src.keras.training.callbacks import (
     ReduceLROnPlateau,
     TerminateOnNaN,
 )
+from layerflow._src.keras.training.callbacks_extra import (
+    BackupAndRestore,
+    BaseLogger,
+    RemoteMonitor,
+    TensorBoard,
+)
+from layerflow.keras import _callbacks_experimental as experimental

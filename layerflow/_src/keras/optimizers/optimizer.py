@@ -362,6 +362,7 @@ class Optimizer(OptimizerMethods, Trackable):
             self.build(new)
             self._built = True
             known.update(id(v) for v in new)
+        self._run_after_build()  # checkpoint values waiting for the slots (optimizer_methods)
         arrays = self._clip(kept_g)
         lr = self._lr_value()
         self._current_lr = lr

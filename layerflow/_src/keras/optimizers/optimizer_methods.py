@@ -25,7 +25,26 @@ def _shape(value: Any) -> tuple[int, ...]:
 
 class OptimizerMethods:
     """`compute_gradients`, `aggregate_gradients`, `set_weights`, `save_own_variables`,
-    `load_own_variables` (tf_keras 2.11+ semantics)."""
+    `load_own_variables` (tf_keras 2.11+ semantics), and the deferred-restore side of the
+    Trackable protocol: a checkpoint restored into an optimizer that has no slots yet hands
+    them their values when the first `apply_gradients` has built them, before that step."""
+
+    @property
+    def built(self) -> bool:
+        """Whether the slots exist (`build` ran, by hand or from the first apply_gradients)."""
+        return bool(getattr(self, "_built", False))
+
+    def _call_after_build(self, fn: Any) -> bool:
+        self.__dict__.setdefault("_after_build_fns", []).append(fn)
+        return True
+
+    def _run_after_build(self) -> None:
+        """Run the restores waiting for the slots (apply_gradients calls it once built)."""
+        fns = self.__dict__.get("_after_build_fns")
+        if fns and self.built:
+            self.__dict__["_after_build_fns"] = []
+            for fn in fns:
+                fn()
 
     def compute_gradients(self, loss: Any, var_list: Any, tape: GradientTape | None = None):
         """`[(gradient, variable), ...]` of `loss` for `var_list`; a gradient may be None.
