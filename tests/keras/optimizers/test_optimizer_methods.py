@@ -208,3 +208,29 @@ def test_cosine_decay_restarts_config_and_optimizer_use():
     assert float(again.learning_rate) == pytest.approx(0.5)
     with pytest.raises(ValueError, match="first_decay_steps"):
         sched.CosineDecayRestarts(0.1, 0)
+
+
+def test_checkpoint_restored_into_an_unbuilt_optimizer_fills_its_slots_when_built(tmp_path):
+    def make():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(3), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.Adam(0.05), loss="mse")
+        return model
+
+    x = np.random.default_rng(0).normal(size=(16, 2)).astype(np.float32)
+    y = x.sum(1, keepdims=True)
+    a = make()
+    a.fit(x, y, epochs=1, batch_size=4, shuffle=False, verbose=0)
+    path = str(tmp_path / "ckpt")
+    tf.train.Checkpoint(model=a, optimizer=a.optimizer).write(path)
+    b = make()
+    assert not b.optimizer.built
+    status = tf.train.Checkpoint(model=b, optimizer=b.optimizer).restore(path)
+    assert any(p.startswith("optimizer/slots/") for p in status.pending)
+    for m in (a, b):
+        m.fit(x, y, epochs=1, batch_size=4, shuffle=False, verbose=0)
+    status.assert_consumed()
+    assert int(b.optimizer.iterations.numpy()) == 8
+    for u, v in zip(a.optimizer.variables, b.optimizer.variables):
+        np.testing.assert_array_equal(u.numpy(), v.numpy())
+    for u, v in zip(a.get_weights(), b.get_weights()):
+        np.testing.assert_array_equal(u, v)
