@@ -21,4 +21,5 @@ from layerflow._src.keras.training.callbacks_extra import (
     RemoteMonitor,
     TensorBoard,
 )
+from layerflow._src.keras.training.sidecar import SidecarEvaluatorModelExport
 from layerflow.keras import _callbacks_experimental as experimental
