@@ -213,6 +213,7 @@ _LAZY = {
     "losses": "layerflow.losses",
     "optimizers": "layerflow.optimizers",
     "metrics": "layerflow.metrics",
+    "summary": "layerflow.summary",
 }
 
 

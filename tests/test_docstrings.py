@@ -14,6 +14,7 @@ NEEDS = {
     "layerflow._src.ops.special_math_ops": "scipy",
     "layerflow._src.ops.bessel_ops": "scipy",
     "layerflow._src.ops.sobol_ops": "scipy",
+    "layerflow._src.summary.writer": "tensorboard",
 }
 MODULES = sorted(
     ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")

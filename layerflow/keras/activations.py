@@ -11,6 +11,7 @@ from layerflow._src.keras.activations import (
     hard_sigmoid,
     leaky_relu,
     linear,
+    mish,
     relu,
     relu6,
     selu,

@@ -15,3 +15,11 @@ from layerflow._src.keras.training.callbacks import (
     ReduceLROnPlateau,
     TerminateOnNaN,
 )
+from layerflow._src.keras.training.callbacks_extra import (
+    BackupAndRestore,
+    BaseLogger,
+    RemoteMonitor,
+    TensorBoard,
+)
+from layerflow._src.keras.training.sidecar import SidecarEvaluatorModelExport
+from layerflow.keras import _callbacks_experimental as experimental

@@ -6,11 +6,13 @@ from layerflow._src.keras.regularizers import (
     L1,
     L1L2,
     L2,
+    OrthogonalRegularizer,
     Regularizer,
     deserialize,
     get,
     l1,
     l1_l2,
     l2,
+    orthogonal_regularizer,
     serialize,
 )

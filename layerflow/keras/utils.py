@@ -17,6 +17,7 @@ _NAMES = {
     "normalize": (_NUMERIC, "normalize"),
     "set_random_seed": (_NUMERIC, "set_random_seed"),
     "plot_history": ("layerflow._src.keras.utils.plotting", "plot_history"),
+    "SidecarEvaluator": ("layerflow._src.keras.training.sidecar", "SidecarEvaluator"),
 }  # fmt: skip
 
 

@@ -213,6 +213,17 @@ def linear(x: Any) -> Any:
     return x
 
 
+def mish(x: Any) -> Any:
+    """x * tanh(softplus(x)) (Misra 2019), softplus computed without overflow.
+
+    >>> import layerflow as tf
+    >>> [round(v, 4) for v in tf.keras.activations.mish([-1.0, 0.0, 2.0]).numpy().tolist()]
+    [-0.3034, 0.0, 1.944]
+    """
+    x = _t(x)
+    return x * math_ops.tanh(softplus(x))
+
+
 _ACTIVATIONS: dict[str, Callable[..., Any]] = {
     "relu": relu,
     "sigmoid": sigmoid,
@@ -230,6 +241,7 @@ _ACTIVATIONS: dict[str, Callable[..., Any]] = {
     "hard_sigmoid": hard_sigmoid,
     "exponential": exponential,
     "linear": linear,
+    "mish": mish,
 }
 
 

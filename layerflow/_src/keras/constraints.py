@@ -6,7 +6,7 @@ from typing import Any
 
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import TensorLike
-from layerflow._src.ops import array_ops, math_ops
+from layerflow._src.ops import array_ops, core_ops, gather_ops, math_ops
 
 from . import serialization
 
@@ -131,10 +131,50 @@ class MinMaxNorm(Constraint):
         }
 
 
+class RadialConstraint(Constraint):
+    """Makes each `(height, width)` slice of a 4-D `Conv2D` kernel constant on square rings
+    around its center, with tf_keras's choice of values: the inner ring (the center, or the
+    central 2 x 2 block) takes `k[s-1, s-1]` and ring `r` takes `k[s+r-1, s+r-1]` (odd sizes)
+    or `k[s+r, s+r]` (even sizes), `s = size // 2`.
+
+    >>> import layerflow as tf
+    >>> w = tf.reshape(tf.range(9.0), (3, 3, 1, 1))
+    >>> tf.keras.constraints.RadialConstraint()(w)[:, :, 0, 0].numpy().tolist()
+    [[4.0, 4.0, 4.0], [4.0, 0.0, 4.0], [4.0, 4.0, 4.0]]
+    """
+
+    def __call__(self, w: Any) -> Any:
+        w = _t(w)
+        shape = tuple(int(d) for d in w.shape)
+        if len(shape) != 4:
+            raise ValueError(
+                "RadialConstraint: the weight tensor must have rank 4 (a Conv2D kernel of shape "
+                f"(height, width, channels, filters)). Received weight tensor with shape: {shape}"
+            )
+        size = shape[0]
+        if shape[1] != size or size < 2:
+            raise ValueError(
+                "RadialConstraint: the kernel must be square with a size of at least 2 (its "
+                f"rings are taken from the diagonal). Received weight tensor with shape: {shape}"
+            )
+        start = size // 2
+        center = (size - 1) / 2.0
+        extra = 0 if size % 2 else 1
+        flat = []
+        for i in range(size):
+            for j in range(size):
+                ring = int(max(abs(i - center), abs(j - center)))
+                src = start - 1 if ring == 0 else start + ring - 1 + extra
+                flat.append(src * size + src)
+        rows = core_ops.reshape(w, (size * size, shape[2], shape[3]))
+        return core_ops.reshape(gather_ops.gather(rows, flat), shape)
+
+
 max_norm = MaxNorm
 non_neg = NonNeg
 unit_norm = UnitNorm
 min_max_norm = MinMaxNorm
+radial_constraint = RadialConstraint
 
 _MODULE_OBJECTS = {
     "Constraint": Constraint,
@@ -146,6 +186,8 @@ _MODULE_OBJECTS = {
     "non_neg": NonNeg,
     "unit_norm": UnitNorm,
     "min_max_norm": MinMaxNorm,
+    "RadialConstraint": RadialConstraint,
+    "radial_constraint": RadialConstraint,
 }
 
 

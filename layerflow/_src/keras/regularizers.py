@@ -7,7 +7,7 @@ from typing import Any
 
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import TensorLike
-from layerflow._src.ops import math_ops
+from layerflow._src.ops import array_ops, math_ops, normalization_ops
 
 from . import serialization
 
@@ -110,8 +110,54 @@ class L2(Regularizer):
         return {"l2": self.l2}
 
 
+class OrthogonalRegularizer(Regularizer):
+    """Pushes the rows (`mode="rows"`) or columns of a 2-D weight towards orthogonality:
+    `factor * 0.5 * sum(|P - diag(P)|) / (n (n - 1) / 2)`, `P` the Gram matrix of the
+    L2-normalized rows (or columns), `n` their count.
+
+    >>> import layerflow as tf
+    >>> reg = tf.keras.regularizers.OrthogonalRegularizer(factor=1.0)
+    >>> float(reg(tf.constant([[1.0, 0.0], [0.0, 2.0]])))
+    0.0
+    >>> round(float(reg(tf.constant([[1.0, 1.0], [1.0, 1.0]]))), 4)
+    1.0
+    """
+
+    def __init__(self, factor: float = 0.01, mode: str = "rows") -> None:
+        self.factor = _factor(factor, "factor", "OrthogonalRegularizer")
+        if mode not in {"rows", "columns"}:
+            raise ValueError(
+                "OrthogonalRegularizer: invalid value for argument `mode`. Expected one of "
+                f'{{"rows", "columns"}}. Received: mode={mode!r}'
+            )
+        self.mode = mode
+
+    def __call__(self, inputs: Any) -> Any:
+        x = _t(inputs)
+        if len(x.shape) != 2:
+            raise ValueError(
+                "Inputs to OrthogonalRegularizer must have rank 2 (a Dense kernel, for "
+                f"example). Received: inputs.shape == {tuple(x.shape)}"
+            )
+        if self.mode == "rows":
+            x = normalization_ops.l2_normalize(x, axis=1)
+            product = math_ops.matmul(x, array_ops.transpose(x))
+            size = int(x.shape[0])
+        else:
+            x = normalization_ops.l2_normalize(x, axis=0)
+            product = math_ops.matmul(array_ops.transpose(x), x)
+            size = int(x.shape[1])
+        off_diagonal = product * (1.0 - array_ops.eye(size, dtype=x.dtype))
+        num_pairs = size * (size - 1.0) / 2.0
+        return self.factor * 0.5 * math_ops.reduce_sum(math_ops.abs(off_diagonal)) / num_pairs
+
+    def get_config(self) -> dict:
+        return {"factor": self.factor, "mode": self.mode}
+
+
 l1 = L1
 l2 = L2
+orthogonal_regularizer = OrthogonalRegularizer
 
 
 def l1_l2(l1: float = 0.01, l2: float = 0.01) -> L1L2:  # noqa: F811 - Keras's names
@@ -132,6 +178,8 @@ _MODULE_OBJECTS = {
     "l1": L1,
     "l2": L2,
     "l1_l2": l1_l2,
+    "OrthogonalRegularizer": OrthogonalRegularizer,
+    "orthogonal_regularizer": OrthogonalRegularizer,
 }
 
 

@@ -2,15 +2,19 @@
 
 from layerflow._src.keras.optimizers import (
     SGD,
+    Adadelta,
+    Adafactor,
     Adagrad,
     Adam,
+    Adamax,
     AdamW,
+    Ftrl,
+    Lion,
+    Nadam,
     Optimizer,
     RMSprop,
     deserialize,
     get,
     serialize,
 )
-from layerflow.keras.optimizers import legacy, schedules
-
-experimental = legacy
+from layerflow.keras.optimizers import experimental, legacy, schedules

@@ -4,6 +4,7 @@
 
 from layerflow._src.keras.optimizers.schedules import (
     CosineDecay,
+    CosineDecayRestarts,
     ExponentialDecay,
     InverseTimeDecay,
     LearningRateSchedule,

@@ -8,6 +8,14 @@ from layerflow._src.keras import serialization
 from layerflow._src.keras.optimizers import schedules
 from layerflow._src.keras.optimizers.optimizer import Optimizer
 from layerflow._src.keras.optimizers.rules import SGD, Adagrad, Adam, AdamW, RMSprop
+from layerflow._src.keras.optimizers.rules_extra import (
+    Adadelta,
+    Adafactor,
+    Adamax,
+    Ftrl,
+    Lion,
+    Nadam,
+)
 
 _BY_NAME = {
     "sgd": SGD,
@@ -15,7 +23,14 @@ _BY_NAME = {
     "adamw": AdamW,
     "rmsprop": RMSprop,
     "adagrad": Adagrad,
+    "adadelta": Adadelta,
+    "adamax": Adamax,
+    "nadam": Nadam,
+    "ftrl": Ftrl,
 }
+# Resolved by their class name only (registered in tf_keras, absent from its table of
+# lower-case names): `get("lion")` is an error there too.
+_BY_CLASS_NAME_ONLY = {"Adafactor": Adafactor, "Lion": Lion}
 
 
 def get(identifier: Any, **kwargs: Any) -> Optimizer:
@@ -53,7 +68,7 @@ def deserialize(config: dict[str, Any], custom_objects: dict[str, Any] | None = 
     >>> type(deserialize({"class_name": "Adam", "config": {}})).__name__
     'Adam'
     """
-    table = {c.__name__: c for c in _BY_NAME.values()}
+    table = {c.__name__: c for c in _BY_NAME.values()} | _BY_CLASS_NAME_ONLY
     name = config.get("class_name") if isinstance(config, dict) else None
     if isinstance(name, str) and name.lower() in _BY_NAME and name not in (custom_objects or {}):
         table[name] = _BY_NAME[name.lower()]  # Keras accepts 'adam' and 'ADAM' too
@@ -69,6 +84,12 @@ __all__ = [
     "AdamW",
     "RMSprop",
     "Adagrad",
+    "Adadelta",
+    "Adafactor",
+    "Adamax",
+    "Ftrl",
+    "Lion",
+    "Nadam",
     "schedules",
     "get",
     "serialize",

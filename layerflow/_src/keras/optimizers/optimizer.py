@@ -24,6 +24,7 @@ from layerflow._src.distribute.values import select_replica
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
+from layerflow._src.keras.optimizers.optimizer_methods import OptimizerMethods
 from layerflow._src.keras.optimizers.schedules import LearningRateSchedule
 from layerflow._src.utils import naming
 
@@ -54,7 +55,7 @@ def _check_ema_args(name: str, momentum: Any, frequency: Any) -> None:
         )
 
 
-class Optimizer(Trackable):
+class Optimizer(OptimizerMethods, Trackable):
     """Base class of optimizers; subclass it with `build` and `update_step`.
 
     >>> import layerflow as tf
@@ -361,6 +362,7 @@ class Optimizer(Trackable):
             self.build(new)
             self._built = True
             known.update(id(v) for v in new)
+        self._run_after_build()  # checkpoint values waiting for the slots (optimizer_methods)
         arrays = self._clip(kept_g)
         lr = self._lr_value()
         self._current_lr = lr

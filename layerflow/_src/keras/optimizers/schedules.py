@@ -213,6 +213,60 @@ class CosineDecay(LearningRateSchedule):
         }
 
 
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay with warm restarts (SGDR, Loshchilov & Hutter 2016): period i lasts
+    `first_decay_steps * t_mul**i` steps and starts at `initial_learning_rate * m_mul**i`.
+
+    >>> s = CosineDecayRestarts(1.0, 10)
+    >>> [round(float(s(k)), 4) for k in (0, 5, 10, 20)]
+    [1.0, 0.5, 1.0, 0.5]
+    """
+
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        first_decay_steps: int,
+        t_mul: float = 2.0,
+        m_mul: float = 1.0,
+        alpha: float = 0.0,
+        name: str | None = None,
+    ) -> None:
+        if first_decay_steps <= 0:
+            raise ValueError(
+                f"CosineDecayRestarts: first_decay_steps must be > 0, got {first_decay_steps}."
+            )
+        self.initial_learning_rate = initial_learning_rate
+        self.first_decay_steps = first_decay_steps
+        self._t_mul = t_mul
+        self._m_mul = m_mul
+        self.alpha = alpha
+        self.name = name
+
+    def __call__(self, step: Any) -> Any:
+        fraction = _step(step) / float(self.first_decay_steps)
+        t_mul = float(self._t_mul)
+        if t_mul == 1.0:
+            i_restart = math.floor(fraction)
+            fraction -= i_restart
+        else:
+            i_restart = math.floor(math.log(1.0 - fraction * (1.0 - t_mul)) / math.log(t_mul))
+            sum_r = (1.0 - t_mul**i_restart) / (1.0 - t_mul)
+            fraction = (fraction - sum_r) / t_mul**i_restart
+        cosine = 0.5 * float(self._m_mul) ** i_restart * (1.0 + math.cos(math.pi * fraction))
+        decayed = (1.0 - self.alpha) * cosine + self.alpha
+        return constant(self.initial_learning_rate * decayed, "float32")
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "initial_learning_rate": self.initial_learning_rate,
+            "first_decay_steps": self.first_decay_steps,
+            "t_mul": self._t_mul,
+            "m_mul": self._m_mul,
+            "alpha": self.alpha,
+            "name": self.name,
+        }
+
+
 _ALL = {
     c.__name__: c
     for c in (
@@ -221,6 +275,7 @@ _ALL = {
         PiecewiseConstantDecay,
         PolynomialDecay,
         CosineDecay,
+        CosineDecayRestarts,
     )
 }
 

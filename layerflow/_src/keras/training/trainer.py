@@ -24,6 +24,7 @@ from layerflow._src.keras import optimizers as optimizers_mod
 from layerflow._src.keras.training import callbacks as callbacks_mod
 from layerflow._src.keras.training import compile_utils
 from layerflow._src.keras.training import data_adapter as da
+from layerflow._src.keras.training.callbacks_extra import resume_point
 from layerflow._src.utils import nest
 
 _log = logging.getLogger("layerflow")
@@ -286,6 +287,8 @@ class Trainer:
         )
         self.stop_training = False
         cbs.on_train_begin()
+        # A restored BackupAndRestore resumes where the interrupted fit stopped.
+        initial_epoch, skip = resume_point(cbs.callbacks, initial_epoch)
         per_batch = cbs.wants("on_train_batch_end")
         batch_begin = cbs.wants("on_train_batch_begin")
         epoch_logs: dict[str, Any] = {}
@@ -298,6 +301,9 @@ class Trainer:
             cbs.on_epoch_begin(epoch)
             logs: Any = None
             for step, batch in enumerate(self._batches(train, strategy)):
+                if skip:  # trained on before the interruption
+                    skip -= 1
+                    continue
                 if batch_begin:
                     cbs.on_train_batch_begin(step)
                 logs = train_step(batch)
