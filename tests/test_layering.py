@@ -27,6 +27,7 @@ LEVELS = {
     "saving": 5,
     "distribute": 5,
     "data": 5,
+    "function": 5,
     "keras": 6,
 }
 SRC = pathlib.Path(__file__).resolve().parents[1] / "layerflow" / "_src"

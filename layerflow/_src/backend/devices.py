@@ -105,13 +105,24 @@ class _Registry:
             for _ in self.configs.get(("GPU", p), [None]):
                 devices["GPU"].append(Device("GPU", len(devices["GPU"]), p, self.cupy))
         flags.multi_device = len(devices["CPU"]) + len(devices["GPU"]) > 1
+        flags.refresh()
         return devices
 
 
 class _Flags:
-    """Read on the hot path of every op: is more than one logical device configured?"""
+    """Read on the hot path of every op.
+
+    `multi_device`: is more than one logical device configured? `tracer`: the `tf.function`
+    trace now running in this process (None outside one; set by the function layer).
+    `general`: either of them, i.e. the op wrappers must leave their fast path.
+    """
 
     multi_device = False
+    tracer: Any = None
+    general = False
+
+    def refresh(self) -> None:
+        self.general = self.multi_device or self.tracer is not None
 
 
 flags = _Flags()
@@ -185,6 +196,7 @@ def _reset_for_tests() -> None:
     """Forget the built device list and the logical configuration (tests only)."""
     _registry.devices = None
     flags.multi_device = False
+    flags.refresh()
     _registry.configs.clear()
     _registry.warned.clear()
     _scope.__dict__.clear()
