@@ -9,6 +9,7 @@ from typing import Any
 from layerflow._src import backend
 from layerflow._src.function import control_flow as _control_flow
 from layerflow._src.function import graph as _graph
+from layerflow._src.function.graph import GraphTensor, host_method
 from layerflow._src.function.tf_function import (
     ConcreteFunction,
     Function,
@@ -43,7 +44,9 @@ def is_symbolic_tensor(value: Any) -> bool:
 __all__ = [
     "ConcreteFunction",
     "Function",
+    "GraphTensor",
     "function",
+    "host_method",
     "functions_run_eagerly",
     "init_scope",
     "inside_function",

@@ -15,6 +15,7 @@ over it raises TF's `OperatorNotAllowedInGraphError`.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -287,6 +288,9 @@ class Tracer:
         `out_spec` is the structure of ArraySpecs of its tensor outputs (None: it returns
         nothing the program uses, and the trace gets `result`).
         """
+        # Iterators (`zip(grads, vars)`) are read once, here, into lists the step keeps.
+        args = tuple(_materialize(a) for a in args)
+        kwargs = {k: _materialize(v) for k, v in kwargs.items()}
         flat = nest.flatten((args, kwargs))
         refs = []
         positions = []
@@ -335,6 +339,42 @@ class Tracer:
                     _check_assign(var, a, method)
         self.host_call(_variable_method, (var, method, *args), {}, name=method)
         return var
+
+
+def _materialize(value: Any) -> Any:
+    if isinstance(value, list | tuple | dict | str | bytes) or not hasattr(value, "__next__"):
+        return value
+    return [tuple(v) if isinstance(v, list | tuple) else v for v in value]
+
+
+def host_method(fn: Callable[..., Any] | None = None, *,
+                result: Callable[..., Any] | None = None) -> Any:  # fmt: skip
+    """Make a stateful eager method a host step inside `tf.function` traces.
+
+    Code that works on arrays (an optimizer's `apply_gradients`, a metric's `update_state`)
+    cannot be traced symbolically; decorated, it runs eagerly at every call of the traced
+    program, on the real tensors, in program order. `result(*args, **kwargs)` gives what the
+    call returns while tracing (no tensors computed by the call itself).
+
+    >>> class Counter:
+    ...     n = 0
+    ...     @host_method
+    ...     def bump(self, x):
+    ...         Counter.n += 1
+    """
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            tracer = _flags.tracer
+            if tracer is None:
+                return f(*args, **kwargs)
+            shown = None if result is None else result(*args, **kwargs)
+            return tracer.host_call(f, args, kwargs, result=shown, name=f.__name__)
+
+        return wrapper
+
+    return decorate if fn is None else decorate(fn)
 
 
 def _copy(xp: Any, a: Any) -> Any:
