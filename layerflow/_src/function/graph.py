@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -50,7 +51,8 @@ class GraphTensor:
     `x._data.ndim` work on it; it has no values.
     """
 
-    __slots__ = ("_data", "_device", "_slot", "_name", "__weakref__")
+    # `_src` is set on a slice of a Variable (`v[0, 0]`), so that `.assign` writes back.
+    __slots__ = ("_data", "_device", "_slot", "_name", "_src", "__weakref__")
 
     def __init__(self, spec: ArraySpec, slot: int, device: backend.Device, name: str) -> None:
         self._data = spec
@@ -115,6 +117,16 @@ class GraphTensor:
 
     def __hash__(self) -> int:
         return id(self)
+
+    def assign(self, value: Any, read_value: bool = True) -> Any:
+        src = getattr(self, "_src", None)
+        if src is None:
+            raise AttributeError(
+                "A tf.Tensor is immutable and has no assign(). Create a tf.Variable to hold "
+                "mutable state, or slice a Variable (`v[0, 0].assign(42)`)."
+            )
+        variable, key = src
+        return variable._assign_slice(key, value)
 
     def ref(self) -> Any:
         from layerflow._src.framework.tensor import Reference
@@ -342,7 +354,7 @@ class Tracer:
 
 
 def _materialize(value: Any) -> Any:
-    if isinstance(value, list | tuple | dict | str | bytes) or not hasattr(value, "__next__"):
+    if not isinstance(value, zip | map | filter | types.GeneratorType):
         return value
     return [tuple(v) if isinstance(v, list | tuple) else v for v in value]
 

@@ -40,7 +40,8 @@ def leaf_key(value: Any) -> Any:
         hash(value)
     except TypeError:
         return ("O", id(value))
-    return ("P", type(value).__name__, value)
+    # By value, as TF's Literal types: f(1) and f(1.0) share a trace (1 == 1.0).
+    return ("P", value)
 
 
 def _np_dtype(value: np.ndarray) -> np.dtype:
@@ -128,6 +129,8 @@ def bind_signature(fn: Any, input_signature: list[Any], args: tuple, kwargs: dic
 
 
 def _spec_of(value: Any) -> TensorSpec:
+    if isinstance(value, TensorSpec):
+        return TensorSpec(value.shape, value.dtype)
     if isinstance(value, TensorLike | np.ndarray) or hasattr(value, "_slot"):
         dt = dtypes.from_numpy(value.dtype) if isinstance(value, np.ndarray) else value.dtype
         return TensorSpec(value.shape, dt)
