@@ -262,7 +262,7 @@ class GradientTape:
                 continue
             if og is None:
                 g = _fill_like(t, 1)
-            elif isinstance(og, TensorLike):
+            elif isinstance(og, TensorLike) or convert.is_symbolic_value(og):
                 g = og
             else:
                 g = Tensor(t._device.xp.asarray(og, dtype=t._data.dtype), t._device)
