@@ -18,8 +18,8 @@ from layerflow._src.backend.devices import (
 )
 from layerflow._src.function import functions_run_eagerly, run_functions_eagerly
 
-experimental_functions_run_eagerly = functions_run_eagerly
-experimental_run_functions_eagerly = run_functions_eagerly
-
 # Last: `experimental` re-exports the names above from this partly imported module.
 from layerflow.config import experimental
+
+experimental_functions_run_eagerly = functions_run_eagerly
+experimental_run_functions_eagerly = run_functions_eagerly

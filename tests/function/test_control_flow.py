@@ -110,8 +110,8 @@ def test_python_bool_of_a_symbolic_tensor_raises():
             return x
         return -x
 
-    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError,
-                       match="Using a symbolic `tf.Tensor` as a Python `bool` is not allowed"):  # fmt: skip
+    text = "Using a symbolic `tf.Tensor` as a Python `bool` is not allowed"
+    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError, match=text):
         f(tf.constant(1.0))
 
 

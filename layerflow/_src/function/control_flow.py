@@ -64,7 +64,7 @@ def _trace_branches(fns: list[Callable[[], Any]], names: list[str]) -> tuple[Any
     tracer = _graph.current()
     graph = tracer.graph
     results = []
-    for fn, name in zip(fns, names):
+    for fn in fns:
         with graph.sub_block() as block, _tape.stop_recording_all():
             out = fn()
         results.append((block, out))

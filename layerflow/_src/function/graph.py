@@ -294,7 +294,8 @@ class Tracer:
 
     # --- host calls: eager functions run at every call of the program -----------------------
     def host_call(self, fn: Callable[..., Any], args: tuple, kwargs: dict, out_spec: Any = None,
-                  result: Any = None, name: str = "host", stateful: bool = True) -> Any:  # fmt: skip
+                  result: Any = None, name: str = "host",
+                  stateful: bool = True) -> Any:  # fmt: skip
         """Record `fn(*args, **kwargs)` to run eagerly (tensors in, tensors out) at each call.
 
         `out_spec` is the structure of ArraySpecs of its tensor outputs (None: it returns

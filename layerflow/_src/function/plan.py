@@ -17,9 +17,9 @@ from typing import Any
 
 from layerflow._src import backend
 from layerflow._src.autodiff import op as _op
-from layerflow._src.function.graph import Const, Graph, Step, suspended
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.variables import Variable
+from layerflow._src.function.graph import Const, Graph, Step, suspended
 from layerflow._src.utils import nest
 
 Runner = Callable[[list[Any]], None]
@@ -44,8 +44,11 @@ def _prune(steps: list[Step], needed: set[int]) -> list[Step]:
     """The steps that define a needed slot or change state, in order."""
     kept: list[Step] = []
     for step in reversed(steps):
-        if step.stateful or step.kind in ("cond", "while") and _has_state(step) or any(
-            o in needed for o in step.outs
+        if (
+            step.stateful
+            or step.kind in ("cond", "while")
+            and _has_state(step)
+            or any(o in needed for o in step.outs)
         ):
             kept.append(step)
             needed |= _reads(step)

@@ -21,8 +21,10 @@ from layerflow._src.utils import nest
 
 
 def is_tensor_value(value: Any) -> bool:
-    return isinstance(value, TensorLike) and not isinstance(value, Variable) or isinstance(
-        value, np.ndarray
+    return (
+        isinstance(value, TensorLike)
+        and not isinstance(value, Variable)
+        or isinstance(value, np.ndarray)
     )
 
 

@@ -1,9 +1,10 @@
 """Control flow with TF's eager semantics: `cond`, `case`, `switch_case`, `while_loop`.
 
 Eagerly, every branch and loop body runs as plain Python on real tensors, so gradients flow
-through the ops the chosen branch or each iteration ran, exactly as TF differentiates its control-flow ops. The arguments, their checks and the error classes are
-TF's. Inside a `tf.function` trace, a symbolic predicate or loop is handed to the traced forms
-(`graph_impl`, filled by `function/control_flow.py`).
+through the ops the chosen branch or each iteration ran, exactly as TF differentiates its
+control-flow ops. The arguments, their checks and the error classes are TF's. Inside a
+`tf.function` trace, a symbolic predicate or loop is handed to the traced forms (`graph_impl`,
+filled by `function/control_flow.py`).
 """
 
 from __future__ import annotations
