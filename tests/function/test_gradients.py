@@ -145,3 +145,28 @@ def test_gradient_through_traced_while_loop_says_unsupported():
 
     with pytest.raises(tf.errors.UnimplementedError, match="while_loop"):
         f()
+
+
+def test_training_step_with_an_unknown_batch_dimension_matches_eager():
+    x, y = _data()
+    eager_params, traced_params = _params(), _params()
+    eager = _manual_step(eager_params)
+    traced = tf.function(
+        _manual_step(traced_params),
+        input_signature=[tf.TensorSpec([None, 20], tf.float32), tf.TensorSpec([None], tf.int64)],
+    )
+    for n in (32, 7, 32):
+        le, lt = eager(x[:n], y[:n]), traced(x[:n], y[:n])
+        assert abs(float(le) - float(lt)) <= 1e-6
+    assert traced.experimental_get_tracing_count() == 1
+    for a, b in zip(eager_params, traced_params):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
+
+
+def test_keras_model_with_unknown_batch_dimension():
+    model = tf.keras.models.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
+    x = tf.constant(np.random.default_rng(0).standard_normal((5, 2, 2)).astype(np.float32))
+    model(x)
+    f = tf.function(model, input_signature=[tf.TensorSpec([None, 2, 2], tf.float32)])
+    np.testing.assert_allclose(f(x).numpy(), model(x).numpy(), atol=1e-6)
+    np.testing.assert_allclose(f(x[:2]).numpy(), model(x[:2]).numpy(), atol=1e-6)

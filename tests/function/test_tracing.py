@@ -193,3 +193,32 @@ def test_dtype_preserved(dtype):
     out = f(tf.constant([0.0, 1.0], dtype=dtype))
     assert out.dtype.name == dtype
     np.testing.assert_allclose(out.numpy(), np.exp([0.0, 1.0]), rtol=1e-6)
+
+
+def test_tf_shape_and_size_are_dynamic_for_unknown_dimensions():
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def f(x):
+        assert x.shape.as_list() == [None, 3]
+        return tf.shape(x), tf.size(x), x
+
+    for n in (1, 4):
+        shape, size, _ = f(tf.zeros((n, 3)))
+        assert shape.numpy().tolist() == [n, 3] and int(size) == 3 * n
+
+
+def test_map_fn_and_scan_inside_a_trace():
+    f = tf.function(lambda x: tf.map_fn(lambda r: r * 2.0, x))
+    assert f(tf.constant([[1.0, 2.0], [3.0, 4.0]])).numpy().tolist() == [[2.0, 4.0], [6.0, 8.0]]
+    g = tf.function(lambda x: tf.scan(lambda a, r: a + r, x))
+    assert g(tf.constant([1.0, 2.0, 3.0])).numpy().tolist() == [1.0, 3.0, 6.0]
+
+
+def test_reshape_with_symbolic_sizes():
+    @tf.function(input_signature=[tf.TensorSpec([None, 2, 3], tf.float32)])
+    def f(x):
+        flat = tf.reshape(x, [tf.shape(x)[0], -1])
+        assert flat.shape.rank == 2  # TF infers [None, 6]; layerflow leaves -1 unknown
+        return flat
+
+    x = tf.reshape(tf.range(12.0), (2, 2, 3))
+    assert f(x).numpy().tolist() == tf.reshape(x, (2, 6)).numpy().tolist()

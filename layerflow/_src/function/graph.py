@@ -256,6 +256,8 @@ class Tracer:
         if prim is None:  # a public_api function: its body records its primitives
             return getattr(wrapper, "traced", wrapper)(*args, **kwargs)
         kwargs = {k: v for k, v in kwargs.items() if k != "name"}
+        if prim.name == "reshape" and len(args) > 1:
+            args = (args[0], _unknown_as_minus_one(args[1]), *args[2:])
         with suspended():
             out_spec = specs.abstract_eval(wrapper, args, kwargs)
         if prim.list_input:
@@ -352,6 +354,14 @@ class Tracer:
                     _check_assign(var, a, method)
         self.host_call(_variable_method, (var, method, *args), {}, name=method)
         return var
+
+
+def _unknown_as_minus_one(shape: Any) -> Any:
+    """A reshape target computed from a static shape with one unknown dimension (a batch of
+    None): that dimension becomes -1, which NumPy's reshape infers at run time."""
+    if isinstance(shape, list | tuple) and shape.count(None) == 1 and -1 not in shape:
+        return type(shape)(-1 if d is None else d for d in shape)
+    return shape
 
 
 def _materialize(value: Any) -> Any:
