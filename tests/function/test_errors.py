@@ -90,3 +90,12 @@ def test_graph_tensor_escaping_the_trace_is_an_error():
     f(tf.constant(1.0))
     with pytest.raises(tf.errors.InvalidArgumentError, match="outside that trace"):
         tf.reduce_sum(leaked[0])
+
+
+def test_int_and_float_of_a_symbolic_tensor_say_why():
+    @tf.function
+    def f(x):
+        return tf.zeros((int(x),))
+
+    with pytest.raises(TypeError, match=r"int\(\) of a symbolic tf.Tensor"):
+        f(tf.constant(3))

@@ -74,3 +74,33 @@ def test_unused_ops_are_not_run_but_state_changes_are():
     f()
     f()
     assert int(v.numpy()) == 2
+
+
+def test_print_at_trace_time_shows_the_symbolic_tensor(capsys):
+    # TF's run_functions_eagerly docstring: `a: Tensor("a:0", shape=(), dtype=int32)`.
+    def my_func(a):
+        print(f"a: {a}")
+        return a + a
+
+    a_fn = tf.function(my_func)
+    assert int(a_fn(tf.constant(1))) == 2
+    assert int(a_fn(tf.constant(2))) == 4
+    assert capsys.readouterr().out == 'a: Tensor("a:0", shape=(), dtype=int32)\n'
+    tf.config.run_functions_eagerly(True)
+    try:
+        a_fn(tf.constant(2))
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert capsys.readouterr().out == "a: 2\n"
+
+
+def test_symbolic_tensor_repr():
+    seen = []
+
+    @tf.function
+    def f(x):
+        seen.append(repr(x))
+        return x
+
+    f(tf.constant([1.0, 2.0]))
+    assert seen == ["<tf.Tensor 'x:0' shape=(2,) dtype=float32>"]

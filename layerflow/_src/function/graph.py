@@ -108,6 +108,25 @@ class GraphTensor:
             )
         return shape[0]
 
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def _no_value(self, what: str) -> TypeError:
+        return TypeError(
+            f"{what} of a symbolic tf.Tensor ({self._name}) is not defined: inside a tf.function "
+            "the tensor has no value while the function is traced. Use TF ops on it (tf.cast, "
+            "tf.cond), or run the function eagerly (tf.config.run_functions_eagerly(True))."
+        )
+
+    def __float__(self) -> float:
+        raise self._no_value("float()")
+
+    def __int__(self) -> int:
+        raise self._no_value("int()")
+
+    def __index__(self) -> int:
+        raise self._no_value("Using it as an index")
+
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
             f"Cannot convert a symbolic tf.Tensor ({self._name}) to a numpy array: inside a "
@@ -151,7 +170,8 @@ def install_operators() -> None:
     """Give GraphTensor the operators of Tensor (installed by the ops layer)."""
     skip = {"__init__", "__repr__", "__str__", "__iter__", "__hash__", "__reduce__", "__copy__",
             "__deepcopy__", "__array__", "__bool__", "__len__", "__slots__", "assign",
-            "__module__", "__doc__", "__dict__", "__weakref__"}  # fmt: skip
+            "__module__", "__doc__", "__dict__", "__weakref__", "__format__", "__float__",
+            "__int__", "__index__", "__complex__"}  # fmt: skip
     for cls in (Tensor, TensorLike):
         for key, value in vars(cls).items():
             if key.startswith("__") and key.endswith("__") and key not in skip and callable(value):
