@@ -99,3 +99,15 @@ def test_int_and_float_of_a_symbolic_tensor_say_why():
 
     with pytest.raises(TypeError, match=r"int\(\) of a symbolic tf.Tensor"):
         f(tf.constant(3))
+
+
+def test_run_time_error_names_the_users_line():
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])
+    def mm(x):
+        return tf.matmul(x, tf.ones((3, 2)))  # the inner size is known only at run time
+
+    assert mm(tf.ones((4, 3))).shape.as_list() == [4, 2]
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        mm(tf.ones((4, 5)))
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "in user code:" in notes and __file__ in notes and "in mm" in notes

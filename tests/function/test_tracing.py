@@ -222,3 +222,28 @@ def test_reshape_with_symbolic_sizes():
 
     x = tf.reshape(tf.range(12.0), (2, 2, 3))
     assert f(x).numpy().tolist() == tf.reshape(x, (2, 6)).numpy().tolist()
+
+
+def test_other_threads_run_eagerly_while_one_traces():
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+    results = {}
+
+    @tf.function
+    def slow(x):
+        started.set()
+        release.wait(5)
+        return x + 1
+
+    def other():
+        started.wait(5)
+        y = tf.constant(2.0) * 3.0  # runs eagerly in this thread
+        results["other"] = (type(y).__name__, float(y), tf.executing_eagerly())
+        release.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    assert float(slow(tf.constant(1.0))) == 2.0
+    t.join()
+    assert results["other"] == ("Tensor", 6.0, True)

@@ -113,17 +113,34 @@ class _Flags:
     """Read on the hot path of every op.
 
     `multi_device`: is more than one logical device configured? `tracer`: the `tf.function`
-    trace now running in this process (None outside one; set by the function layer).
-    `general`: either of them, i.e. the op wrappers must leave their fast path.
+    trace running in THIS thread (None outside one; set by the function layer), so that other
+    threads keep executing eagerly. `general`: more than one device, or a trace running in
+    some thread, i.e. the op wrappers must leave their fast path (and the slow path asks
+    `tracer`).
     """
 
     multi_device = False
-    tracer: Any = None
     general = False
 
-    def refresh(self) -> None:
-        self.general = self.multi_device or self.tracer is not None
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._tracing = 0  # threads now tracing
 
+    @property
+    def tracer(self) -> Any:
+        return getattr(self._local, "tracer", None)
+
+    @tracer.setter
+    def tracer(self, value: Any) -> None:
+        before = self.tracer is not None
+        self._local.tracer = value
+        with self._lock:
+            self._tracing += (value is not None) - before
+            self.refresh()
+
+    def refresh(self) -> None:
+        self.general = self.multi_device or self._tracing > 0
 
 flags = _Flags()
 _registry = _Registry()

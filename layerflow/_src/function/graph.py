@@ -15,6 +15,8 @@ over it raises TF's `OperatorNotAllowedInGraphError`.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import functools
 import types
 from collections.abc import Callable, Iterator
@@ -300,6 +302,7 @@ class Tracer:
             outs = [result._slot]
         step = Step("op", prim, refs, rest, kwargs, outs)
         step.wrapper = wrapper
+        step.extra = user_frame()
         self.graph.block.append(step)
         tapes = _tape._state.tapes
         if tapes and prim.grad_fn is not None:
@@ -374,6 +377,20 @@ class Tracer:
                     _check_assign(var, a, method)
         self.host_call(_variable_method, (var, method, *args), {}, name=method)
         return var
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def user_frame() -> tuple[str, int, str] | None:
+    """(file, line, function) of the innermost caller outside layerflow: the user's line that
+    made the op now being traced (named again if the op fails when the program runs)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    return frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
 
 
 def _unknown_as_minus_one(shape: Any) -> Any:
@@ -462,7 +479,6 @@ def current() -> Tracer:
 def set_tracer(tracer: Tracer | None) -> Tracer | None:
     saved = _flags.tracer
     _flags.tracer = tracer
-    _flags.refresh()
     return saved
 
 

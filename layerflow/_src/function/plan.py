@@ -86,6 +86,7 @@ def _compile(step: Step, device: backend.Device) -> Runner:
         rest, kwargs, outs = step.rest, step.kwargs, step.outs
         saves, multi, list_input = prim.saves, prim.multi_out, prim.list_input
         slot = outs[0]
+        where = step.extra
 
         def run_op(env: list[Any]) -> None:
             arrays = [g(env) for g in gets]
@@ -95,7 +96,9 @@ def _compile(step: Step, device: backend.Device) -> Runner:
                 else:
                     out = forward(xp, *arrays, *rest, **kwargs)
             except (ValueError, IndexError, MemoryError) as err:
-                raise _op._shape_error(prim, err, arrays) from None
+                raise _in_user_code(_op._shape_error(prim, err, arrays), where) from None
+            except Exception as err:
+                raise _in_user_code(err, where)
             if saves:
                 out = out[0]
             if multi:
@@ -121,6 +124,14 @@ def _compile(step: Step, device: backend.Device) -> Runner:
     if kind == "while":
         return _compile_while(step, device)
     raise ValueError(f"unknown step kind {kind!r}")
+
+
+def _in_user_code(err: BaseException, where: tuple[str, int, str] | None) -> BaseException:
+    """Name the user's line that traced the failing op (as TF's "in user code:")."""
+    if where is not None:
+        file, line, fn = where
+        err.add_note(f'in user code:\n    File "{file}", line {line}, in {fn}')
+    return err
 
 
 def _compile_host(step: Step, device: backend.Device) -> Runner:
