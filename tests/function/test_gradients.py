@@ -170,3 +170,20 @@ def test_keras_model_with_unknown_batch_dimension():
     f = tf.function(model, input_signature=[tf.TensorSpec([None, 2, 2], tf.float32)])
     np.testing.assert_allclose(f(x).numpy(), model(x).numpy(), atol=1e-6)
     np.testing.assert_allclose(f(x[:2]).numpy(), model(x[:2]).numpy(), atol=1e-6)
+
+
+def test_outer_tape_replay_keeps_state_changes():
+    v = tf.Variable(1.0)
+    counter = tf.Variable(0)
+
+    @tf.function
+    def f(x):
+        counter.assign_add(1)
+        return x * v
+
+    x = tf.constant(2.0)
+    f(x)
+    with tf.GradientTape() as tape:
+        y = f(x)
+    assert float(tape.gradient(y, v)) == 2.0
+    assert int(counter.numpy()) == 2

@@ -15,9 +15,9 @@ over it raises TF's `OperatorNotAllowedInGraphError`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
-import functools
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -370,11 +370,17 @@ class Tracer:
 
     def variable_call(self, var: Variable, method: str, args: tuple) -> Variable:
         """`var.<method>(*args)` (assign, assign_add, ...) as a step; returns the variable."""
-        with suspended():
-            # The eager checks (dtype, shape) at trace time, on specs.
-            for a in args:
-                if isinstance(a, GraphTensor) and method != "_update":
-                    _check_assign(var, a, method)
+        if method in ("assign", "assign_add", "assign_sub"):
+            (value,) = args
+            if isinstance(value, GraphTensor):
+                _check_assign(var, value, method)  # the eager checks, on specs
+                ref: Any = value._slot
+            else:  # a constant: checked and converted now, as the eager call would
+                with suspended():
+                    ref = Const(var._value_array(value, tuple(var._data.shape), method))
+            self.graph.variables[id(var)] = var
+            self.graph.block.append(Step("assign", method, [var, ref], (), {}, [], True))
+            return var
         self.host_call(_variable_method, (var, method, *args), {}, name=method)
         return var
 

@@ -12,6 +12,7 @@ gradient flows through the function as through eager code.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from layerflow._src.framework.variables import Variable
 from layerflow._src.function.graph import Const, Graph, Step, suspended
 from layerflow._src.utils import nest
 
+_flags = backend.flags
 Runner = Callable[[list[Any]], None]
 
 
@@ -98,7 +100,8 @@ def _compile(step: Step, device: backend.Device) -> Runner:
             except (ValueError, IndexError, MemoryError) as err:
                 raise _in_user_code(_op._shape_error(prim, err, arrays), where) from None
             except Exception as err:
-                raise _in_user_code(err, where)
+                _in_user_code(err, where)
+                raise
             if saves:
                 out = out[0]
             if multi:
@@ -119,6 +122,8 @@ def _compile(step: Step, device: backend.Device) -> Runner:
         return run_array
     if kind == "host":
         return _compile_host(step, device)
+    if kind == "assign":
+        return _compile_assign(step)
     if kind == "cond":
         return _compile_cond(step, device)
     if kind == "while":
@@ -134,6 +139,20 @@ def _in_user_code(err: BaseException, where: tuple[str, int, str] | None) -> Bas
     return err
 
 
+_IN_PLACE = {"assign_add": operator.iadd, "assign_sub": operator.isub}
+
+
+def _compile_assign(step: Step) -> Runner:
+    """`var.assign*(value)`: checked at trace time, so only the in-place update is left (through
+    `Variable._update`, which variables holding several copies override)."""
+    var, ref = step.refs
+    get = _getter(ref)
+    fn = _IN_PLACE.get(step.fn)
+    if fn is None:
+        return lambda env: var._write(get(env))
+    return lambda env: var._update(fn, get(env))
+
+
 def _compile_host(step: Step, device: backend.Device) -> Runner:
     fn = step.fn
     (structure, positions, out_spec) = step.extra
@@ -146,8 +165,11 @@ def _compile_host(step: Step, device: backend.Device) -> Runner:
         for pos, ref in zip(positions, refs):
             values[pos] = ref if isinstance(ref, Variable) else Tensor(env[ref], device)
         args, kwargs = nest.pack_sequence_as(structure, values)
-        with suspended():
+        if _flags.tracer is None:
             result = fn(*args, **kwargs)
+        else:
+            with suspended():
+                result = fn(*args, **kwargs)
         if outs:
             for s, t in zip(outs, nest.flatten(result)):
                 env[s] = t._data
@@ -278,8 +300,8 @@ def _replay_block(steps: list[Step], env: dict[int, Any], device: backend.Device
                 out = step.wrapper(*args, *step.rest, **step.kwargs)
             for s, o in zip(step.outs, out if step.fn.multi_out else (out,)):
                 env[s] = o
-        elif step.kind in ("array", "host"):
-            holder = [None] * (max([*step.outs, *[r for r in step.refs if type(r) is int]]) + 1)
+        elif step.kind in ("array", "host", "assign"):
+            holder = [None] * (max([0, *step.outs, *[r for r in step.refs if type(r) is int]]) + 1)
             for r in step.refs:
                 if type(r) is int:
                     holder[r] = env[r]._data

@@ -15,7 +15,7 @@ import numpy as np
 
 from layerflow._src.data.structure import TensorSpec
 from layerflow._src.framework import dtypes
-from layerflow._src.framework.tensor import TensorLike
+from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.variables import Variable
 from layerflow._src.utils import nest
 
@@ -51,9 +51,27 @@ def _np_dtype(value: np.ndarray) -> np.dtype:
 
 
 def call_key(args: tuple, kwargs: dict) -> tuple:
+    """The key of a call (see the module docstring)."""
+    return call_key_and_leaves(args, kwargs)[0]
+
+
+def call_key_and_leaves(args: tuple, kwargs: dict) -> tuple[tuple, list[Any]]:
+    """The key of a call and its argument leaves. Positional tensors only (a training step's
+    usual call) skip the structure walk."""
+    if not kwargs:
+        for a in args:
+            if type(a) is not Tensor:
+                break
+        else:
+            leaves = list(args)
+            key = tuple([("T", tuple(a._data.shape), a._data.dtype.str) for a in args])
+            return (("flat", len(args)), key), leaves
     leaves = nest.flatten((args, kwargs))
-    structure = nest.map_structure(lambda _: 0, (args, kwargs))
-    return (repr(structure), tuple(leaf_key(v) for v in leaves))
+    flat = not kwargs and all(not nest.is_nested(a) for a in args)
+    structure = (
+        ("flat", len(args)) if flat else repr(nest.map_structure(lambda _: 0, (args, kwargs)))
+    )
+    return (structure, tuple(leaf_key(v) for v in leaves)), leaves
 
 
 def covers(trace_key: tuple, key: tuple) -> bool:

@@ -289,11 +289,11 @@ class Function:
                                        kwargs)  # fmt: skip
             kwargs = {}
         self._calls += 1
-        key = _sig.call_key(args, kwargs)
+        key, leaves = _sig.call_key_and_leaves(args, kwargs)
         concrete = self._traces.get(key)
         if concrete is None:
             concrete = self._lookup_or_trace(key, args, kwargs)
-        return concrete._run(nest.flatten((args, kwargs)))
+        return concrete._run(leaves)
 
     def _lookup_or_trace(self, key: tuple, args: tuple, kwargs: dict) -> ConcreteFunction:
         concrete = self._traces.get(key)
