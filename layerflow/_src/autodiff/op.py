@@ -187,7 +187,7 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
     `(None, None)` when an input is symbolic (a KerasTensor): the caller hands the whole call
     to the registered handler instead (see `framework/convert.register_symbolic`).
     """
-    if _flags.tracer is not None:
+    if _flags.general and _flags.tracer is not None:
         return None, None  # a tf.function trace records every op call (see `_symbolic_call`)
     anchor = None
     for v in values:

@@ -285,7 +285,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None) -> 
                 f"Tensor conversion requested dtype {dt.name} for a variable of dtype "
                 f"{value.dtype.name}. Use tf.cast(...) instead."
             )
-        if backend.flags.tracer is not None:  # a tf.function trace: read at every call
+        flags = backend.flags
+        if flags.general and flags.tracer is not None:  # a tf.function trace: read each call
             return value.read_value()
         return Tensor(value._data.copy(), value._device)
     if symbolic[0] and isinstance(value, symbolic[0]):

@@ -299,7 +299,8 @@ def _(dy: Any, out: Any, x: Any, shape: Any) -> Any:
 
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Any:
     """A tensor with the same elements in a new shape (one dimension may be -1)."""
-    if backend.flags.tracer is not None and not isinstance(shape, Tensor):
+    flags = backend.flags
+    if flags.general and flags.tracer is not None and not isinstance(shape, Tensor):
         return shape_ops.traced_reshape(
             tensor, shape, lambda t, s: _reshape(t, as_ints(s, "shape", "reshape"))
         )

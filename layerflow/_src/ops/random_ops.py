@@ -102,7 +102,7 @@ def drawn_per_call(spec: Callable[..., Any] | None = None) -> Callable[..., Any]
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            tracer = backend.flags.tracer
+            tracer = backend.flags.tracer if backend.flags.general else None
             if tracer is not None:
                 return tracer.random_call(fn, args, kwargs, spec)
             return fn(*args, **kwargs)
