@@ -6,7 +6,6 @@ This module only re-exports; the implementation lives in `layerflow._src`.
 from layerflow import config, debugging, dtypes, errors, image, linalg, math, nest, nn, random
 from layerflow._src.autodiff import dispatch as _public_names
 from layerflow._src.autodiff.custom_gradient import custom_gradient
-from layerflow._src.autodiff.function import function
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.backend import DeviceContext as _DeviceContext
 from layerflow._src.framework.convert import convert_to_tensor
@@ -19,6 +18,7 @@ from layerflow._src.framework.variables import (
     VariableSynchronization,
     variable_creator_scope,
 )
+from layerflow._src.function import function, init_scope, inside_function, is_symbolic_tensor
 from layerflow._src.ops.array_ops import (
     concat,
     constant,
@@ -105,7 +105,7 @@ from layerflow._src.ops.gather_ops import (
     tile,
 )
 from layerflow._src.ops.linalg_ops import einsum, tensordot
-from layerflow._src.ops.logging_ops import print_ as print  # noqa: A004 - TF's name
+from layerflow._src.ops.logging_ops import print_v2 as print  # noqa: A004 - TF's name
 from layerflow._src.ops.manip_ops import meshgrid, repeat, roll, sequence_mask
 from layerflow._src.ops.math_ops import (
     abs,  # noqa: A004 - TF's name

@@ -29,6 +29,7 @@ LEVELS = {
     "distribute": 5,
     "data": 5,
     "summary": 5,
+    "function": 5,
     "keras": 6,
 }
 SRC = pathlib.Path(__file__).resolve().parents[1] / "layerflow" / "_src"

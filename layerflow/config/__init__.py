@@ -1,6 +1,5 @@
 """`tf.config`: devices and runtime settings."""
 
-from layerflow._src.autodiff.function import functions_run_eagerly, run_functions_eagerly
 from layerflow._src.backend import (
     LogicalDevice,
     LogicalDeviceConfiguration,
@@ -17,6 +16,10 @@ from layerflow._src.backend.devices import (
     set_soft_device_placement,
     set_visible_devices,
 )
+from layerflow._src.function import functions_run_eagerly, run_functions_eagerly
 
 # Last: `experimental` re-exports the names above from this partly imported module.
 from layerflow.config import experimental
+
+experimental_functions_run_eagerly = functions_run_eagerly
+experimental_run_functions_eagerly = run_functions_eagerly

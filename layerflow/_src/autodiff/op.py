@@ -187,6 +187,8 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
     `(None, None)` when an input is symbolic (a KerasTensor): the caller hands the whole call
     to the registered handler instead (see `framework/convert.register_symbolic`).
     """
+    if _flags.general and _flags.tracer is not None:
+        return None, None  # a tf.function trace records every op call (see `_symbolic_call`)
     anchor = None
     for v in values:
         if isinstance(v, TensorLike):
@@ -217,7 +219,11 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
 
 
 def _symbolic_call(wrapper: Any, args: tuple, kwargs: dict) -> Any:
-    """An op called on symbolic inputs: the registered handler records the call."""
+    """An op called on symbolic inputs, or during a `tf.function` trace: the registered
+    handler, or the trace, records the call."""
+    tracer = _flags.tracer
+    if tracer is not None:
+        return tracer.op_call(wrapper, args, kwargs)
     return _convert.symbolic[1](wrapper, args, kwargs)
 
 
@@ -303,7 +309,7 @@ def op(
 
             @functools.wraps(forward)
             def wrapper(x: Any, *rest: Any, name: str | None = None, **kwargs: Any) -> Any:
-                if isinstance(x, TensorLike) and not _flags.multi_device:
+                if isinstance(x, TensorLike) and not _flags.general:
                     device = x._device
                     if kinds is not None and x._data.dtype.kind not in kinds:
                         raise _family_error(prim, x._data.dtype)
@@ -335,7 +341,7 @@ def op(
                     isinstance(x, TensorLike)
                     and isinstance(y, TensorLike)
                     and x._device is y._device
-                    and not _flags.multi_device
+                    and not _flags.general
                 ):
                     xa, ya = x._data, y._data
                     # `is` first: NumPy reuses one dtype object per builtin type.
@@ -373,7 +379,7 @@ def op(
                     )
                 # Tensors already on one device (a fused layer op's common case): no conversion.
                 first = args[0]
-                if isinstance(first, TensorLike) and not _flags.multi_device:
+                if isinstance(first, TensorLike) and not _flags.general:
                     device = first._device
                     for t in args[1:n_inputs]:
                         if not isinstance(t, TensorLike) or t._device is not device:

@@ -55,6 +55,14 @@ class ArraySpec:
         self.ndim = len(self.shape)
         self.dtype = dtypes.as_dtype(dtype).np if not isinstance(dtype, np.dtype) else dtype
 
+    @property
+    def size(self) -> int | None:
+        """The number of elements, None when a dimension is unknown (code that reads
+        `x._data.size` works on a spec of a fully known shape)."""
+        if None in self.shape:
+            return None
+        return int(np.prod(self.shape, dtype=np.int64))
+
     def __repr__(self) -> str:
         return f"ArraySpec(shape={self.shape}, dtype={self.dtype.name})"
 

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from layerflow._src.framework import errors
+from layerflow._src.framework import convert, errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.variables import Variable
 from layerflow._src.utils import nest
@@ -135,7 +135,7 @@ class GradientTape:
     def watch(self, tensor: Any) -> None:
         """Watch a tensor (or a nested structure of them) so gradients flow to it."""
         for t in nest.flatten(tensor):
-            if not isinstance(t, TensorLike):
+            if not isinstance(t, TensorLike) and not convert.is_symbolic_value(t):
                 raise ValueError(
                     f"GradientTape.watch expects tensors or variables, got {type(t).__name__}: "
                     "pass tf.constant(...) values."
@@ -197,7 +197,7 @@ class GradientTape:
                     break
         flat_sources = list(sources) if plain else nest.flatten(sources)
         for s in flat_sources:
-            if not isinstance(s, TensorLike):
+            if not isinstance(s, TensorLike) and not convert.is_symbolic_value(s):
                 raise ValueError(
                     f"GradientTape.gradient: sources must be tensors or variables, got "
                     f"{type(s).__name__}."
@@ -226,7 +226,7 @@ class GradientTape:
         for s in flat_sources:
             g = grads.get(id(s))
             if g is None and unconnected_gradients == "zero":
-                g = Tensor(s._device.xp.zeros_like(s._data), s._device)
+                g = _fill_like(s, 0)
             result.append(g)
         return result if plain else nest.pack_sequence_as(sources, result)
 
@@ -254,15 +254,15 @@ class GradientTape:
         grads: dict[int, Any] = {}
         watched = self._watched
         for t, og in zip(targets, ogs):
-            if not isinstance(t, TensorLike):
+            if not isinstance(t, TensorLike) and not convert.is_symbolic_value(t):
                 raise ValueError(
                     f"GradientTape.gradient: the target must be a tensor, got {type(t).__name__}."
                 )
             if id(t) not in watched or t._data.dtype.kind not in "fc":
                 continue
             if og is None:
-                g = Tensor(t._device.xp.ones_like(t._data), t._device)
-            elif isinstance(og, TensorLike):
+                g = _fill_like(t, 1)
+            elif isinstance(og, TensorLike) or convert.is_symbolic_value(og):
                 g = og
             else:
                 g = Tensor(t._device.xp.asarray(og, dtype=t._data.dtype), t._device)
@@ -349,10 +349,7 @@ def _visit(node: tuple, grads: dict[int, Any], keep: set[int], relevant: set[int
         for o in out:
             if id(o) not in keep:
                 grads.pop(id(o), None)
-        dy: Any = tuple(
-            d if d is not None else Tensor(o._device.xp.zeros_like(o._data), o._device)
-            for d, o in zip(dys, out)
-        )
+        dy: Any = tuple(d if d is not None else _fill_like(o, 0) for d, o in zip(dys, out))
     else:
         key = out if type(out) is int else id(out)
         dy = grads.get(key)
@@ -381,7 +378,8 @@ def _visit(node: tuple, grads: dict[int, Any], keep: set[int], relevant: set[int
     for i, (x, g) in enumerate(zip(inputs, in_grads)):
         if g is None or not needed[i]:
             continue
-        ga, xa = g._data if isinstance(g, TensorLike) else None, x._data
+        # A symbolic gradient (a `tf.function` trace's) has an ArraySpec as `_data`.
+        ga, xa = getattr(g, "_data", None) if g is not None else None, x._data
         if ga is None or (ga.shape != xa.shape and tuple(ga.shape) != tuple(xa.shape)):
             got = tuple(g._data.shape) if isinstance(g, TensorLike) else type(g).__name__
             raise errors.InternalError(
@@ -399,6 +397,15 @@ def _visit(node: tuple, grads: dict[int, Any], keep: set[int], relevant: set[int
                 f"{g.dtype.name}, but the input has dtype {x.dtype.name}.",
             )
         _accumulate(grads, x, g)
+
+
+def _fill_like(t: Any, value: int) -> Any:
+    """A tensor of `t`'s shape and dtype filled with `value` (a symbolic `t` makes its own)."""
+    if isinstance(t, TensorLike):
+        xp = t._device.xp
+        fill = xp.ones_like if value else xp.zeros_like
+        return Tensor(fill(t._data), t._device)
+    return t._fill_like(value)
 
 
 def _accumulate(grads: dict[int, Any], x: Any, g: Any) -> None:

@@ -14,7 +14,7 @@ from layerflow._src.autograph.variables import is_tensor
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.ops import array_ops, compare_ops, control_flow_ops, debugging_ops, math_ops
 from layerflow._src.ops.gather_ops import gather
-from layerflow._src.ops.logging_ops import print_ as tf_print
+from layerflow._src.ops.logging_ops import print_v2 as tf_print
 
 
 def if_exp(cond: Any, if_true: Callable, if_false: Callable, expr_repr: str) -> Any:

@@ -105,14 +105,42 @@ class _Registry:
             for _ in self.configs.get(("GPU", p), [None]):
                 devices["GPU"].append(Device("GPU", len(devices["GPU"]), p, self.cupy))
         flags.multi_device = len(devices["CPU"]) + len(devices["GPU"]) > 1
+        flags.refresh()
         return devices
 
 
 class _Flags:
-    """Read on the hot path of every op: is more than one logical device configured?"""
+    """Read on the hot path of every op.
+
+    `multi_device`: is more than one logical device configured? `tracer`: the `tf.function`
+    trace running in THIS thread (None outside one; set by the function layer), so that other
+    threads keep executing eagerly. `general`: more than one device, or a trace running in
+    some thread, i.e. the op wrappers must leave their fast path (and the slow path asks
+    `tracer`).
+    """
 
     multi_device = False
+    general = False
 
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._tracing = 0  # threads now tracing
+
+    @property
+    def tracer(self) -> Any:
+        return getattr(self._local, "tracer", None)
+
+    @tracer.setter
+    def tracer(self, value: Any) -> None:
+        before = self.tracer is not None
+        self._local.tracer = value
+        with self._lock:
+            self._tracing += (value is not None) - before
+            self.refresh()
+
+    def refresh(self) -> None:
+        self.general = self.multi_device or self._tracing > 0
 
 flags = _Flags()
 _registry = _Registry()
@@ -185,6 +213,7 @@ def _reset_for_tests() -> None:
     """Forget the built device list and the logical configuration (tests only)."""
     _registry.devices = None
     flags.multi_device = False
+    flags.refresh()
     _registry.configs.clear()
     _registry.warned.clear()
     _scope.__dict__.clear()

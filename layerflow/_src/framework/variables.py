@@ -28,6 +28,7 @@ from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.utils import naming
 
 _creators = threading.local()
+_flags = backend.flags
 
 
 def _creator_stack() -> list[Callable[..., Any]]:
@@ -162,6 +163,8 @@ class Variable(TensorLike, metaclass=_VariableMeta):
 
     # --- reading -----------------------------------------------------------------------------
     def read_value(self) -> Tensor:
+        if _flags.general and _flags.tracer is not None:  # a tf.function trace reads at every call
+            return _flags.tracer.read_variable(self)
         return Tensor(self._data.copy(), self._device)
 
     def value(self) -> Tensor:
@@ -219,6 +222,8 @@ class Variable(TensorLike, metaclass=_VariableMeta):
         >>> v._update(operator.isub, 0.5).numpy().tolist()
         [0.5, 1.5]
         """
+        if _flags.general and _flags.tracer is not None:
+            return _flags.tracer.variable_call(self, "_update", (fn, *args))
         fn(self._data, *args)
         return self
 
@@ -233,20 +238,28 @@ class Variable(TensorLike, metaclass=_VariableMeta):
     def assign(self, value: Any, use_locking: Any = None, name: Any = None,
                read_value: bool = True) -> Variable:  # fmt: skip
         """Write `value` into the variable (same shape, same dtype); returns the variable."""
+        if _flags.general and _flags.tracer is not None:  # a step of the tf.function being traced
+            return _flags.tracer.variable_call(self, "assign", (value,))
         self._data[...] = self._value_array(value, self._data.shape, "assign")
         return self
 
     def assign_add(self, delta: Any, use_locking: Any = None, name: Any = None,
                    read_value: bool = True) -> Variable:  # fmt: skip
+        if _flags.general and _flags.tracer is not None:  # a step of the tf.function being traced
+            return _flags.tracer.variable_call(self, "assign_add", (delta,))
         self._data += self._value_array(delta, self._data.shape, "assign_add")
         return self
 
     def assign_sub(self, delta: Any, use_locking: Any = None, name: Any = None,
                    read_value: bool = True) -> Variable:  # fmt: skip
+        if _flags.general and _flags.tracer is not None:  # a step of the tf.function being traced
+            return _flags.tracer.variable_call(self, "assign_sub", (delta,))
         self._data -= self._value_array(delta, self._data.shape, "assign_sub")
         return self
 
     def _assign_slice(self, key: Any, value: Any) -> Variable:
+        if _flags.general and _flags.tracer is not None:
+            return _flags.tracer.variable_call(self, "_assign_slice", (key, value))
         target = self._data[key]
         self._data[key] = self._value_array(value, tuple(target.shape), "slice-assign")
         return self

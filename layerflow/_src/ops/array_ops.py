@@ -16,6 +16,7 @@ from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.variables import Variable
 from layerflow._src.ops.math_ops import _norm_axis, reshape, zeros_like
+from layerflow._src.ops.shape_ops import _shape_of, _size_of
 
 # --- creation ------------------------------------------------------------------------------------
 
@@ -435,12 +436,16 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None,
 
 def shape(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor:  # noqa: A002
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
+    if None in x._data.shape and backend.flags.tracer is not None:  # known when it runs
+        return _shape_of(x, dtypes.as_dtype(out_type).np)
     device = x._device
     return Tensor(device.xp.asarray(x._data.shape, dtype=dtypes.as_dtype(out_type).np), device)
 
 
 def size(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor:  # noqa: A002
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
+    if x._data.size is None and backend.flags.tracer is not None:  # known when it runs
+        return _size_of(x, dtypes.as_dtype(out_type).np)
     return Tensor(x._device.xp.asarray(x._data.size, dtype=dtypes.as_dtype(out_type).np), x._device)
 
 

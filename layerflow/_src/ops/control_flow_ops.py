@@ -1,9 +1,10 @@
 """Control flow with TF's eager semantics: `cond`, `case`, `switch_case`, `while_loop`.
 
-Every branch and loop body runs as plain Python on real tensors (layerflow's `tf.function` runs
-eagerly too), so gradients flow through the ops the chosen branch or each iteration ran, exactly
-as TF differentiates its control-flow ops. The arguments, their checks and the error classes are
-TF's.
+Eagerly, every branch and loop body runs as plain Python on real tensors, so gradients flow
+through the ops the chosen branch or each iteration ran, exactly as TF differentiates its
+control-flow ops. The arguments, their checks and the error classes are TF's. Inside a
+`tf.function` trace, a symbolic predicate or loop is handed to the traced forms (`graph_impl`,
+filled by `function/control_flow.py`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from layerflow._src import backend
 from layerflow._src.framework import errors
 from layerflow._src.framework.convert import convert_to_tensor, is_symbolic_value
 from layerflow._src.framework.tensor import Tensor, TensorLike
@@ -21,6 +23,14 @@ from layerflow._src.ops.array_ops import identity
 from layerflow._src.utils import nest
 
 newaxis = None
+
+# The traced forms (`function/control_flow.py` installs them): while a `tf.function` trace runs,
+# a symbolic predicate, branch index or loop hands the call to them.
+graph_impl: dict[str, Callable[..., Any]] = {}
+
+
+def _traced(value: Any = None) -> bool:
+    return backend.flags.tracer is not None and (value is None or is_symbolic_value(value))
 
 
 def _truth(pred: Any) -> bool:
@@ -45,6 +55,8 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
         raise TypeError("'true_fn' must be callable.")
     if not callable(false_fn):
         raise TypeError("'false_fn' must be callable.")
+    if _traced(pred):
+        return graph_impl["cond"](pred, true_fn, false_fn)
     return true_fn() if _truth(pred) else false_fn()
 
 
@@ -83,7 +95,7 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive
     for pair in pred_fn_pairs:
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise TypeError(f"Each entry in 'pred_fn_pairs' must be a 2-tuple. Received {pair}.")
-        if not isinstance(pair[0], TensorLike):
+        if not isinstance(pair[0], TensorLike) and not is_symbolic_value(pair[0]):
             raise TypeError(f"pred must be a Tensor, got: {pair[0]}")
         if not callable(pair[1]):
             raise TypeError(f"fn for pred {pair[0]} must be callable.")
@@ -91,6 +103,8 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive
         raise TypeError("'default' must be callable.")
     if not pred_fn_pairs:
         raise ValueError("case: 'pred_fn_pairs' must hold at least one (pred, fn) pair.")
+    if any(_traced(p) for p, _ in pred_fn_pairs):
+        return _nested_cond(list(pred_fn_pairs), default)
     values = [_pred_value(p) for p, _ in pred_fn_pairs]
     fns = [f for _, f in pred_fn_pairs]
     if exclusive and sum(values) > 1:
@@ -108,6 +122,16 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive
     return default()
 
 
+def _nested_cond(pairs: list[Any], default: Callable[[], Any] | None) -> Any:
+    """`case` inside a trace: the first true predicate's function, as nested traced conds."""
+    if default is None:
+        pairs, default = pairs[:-1], pairs[-1][1]
+    if not pairs:
+        return default()
+    (pred, fn), rest = pairs[0], pairs[1:]
+    return cond(pred, fn, lambda: _nested_cond(rest, default))
+
+
 def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] | None = None,
                 name: str = "switch_case") -> Any:  # fmt: skip
     """Run `branch_fns[branch_index]` (`tf.switch_case`); an index out of range runs `default`,
@@ -117,7 +141,7 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] |
     >>> int(tf.switch_case(tf.constant(1), [lambda: 10, lambda: 20, lambda: 30]))
     20
     """
-    if not isinstance(branch_index, TensorLike):
+    if not isinstance(branch_index, TensorLike) and not is_symbolic_value(branch_index):
         raise TypeError(f"'branch_index' must be a Tensor, got {type(branch_index)}")
     if not branch_index.dtype.is_integer:
         raise TypeError(f"'branch_index' must be an integer Tensor, got {branch_index.dtype}")
@@ -150,6 +174,8 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] |
         raise errors.InvalidArgumentError(
             None, name, f"branch_index must be a scalar, got shape {branch_index.shape}."
         )
+    if _traced(branch_index):
+        return graph_impl["switch_case"](branch_index, actions)
     index = int(branch_index)
     n = len(keys)
     return actions[index]() if 0 <= index < n else actions[-1]()
@@ -192,6 +218,9 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             f"'loop_vars' must be a list or tuple of loop variables, got "
             f"{type(loop_vars).__name__}. Wrap a single variable: loop_vars=[x]."
         )
+    if _traced():
+        return graph_impl["while_loop"](cond, body, loop_vars, shape_invariants,
+                                        maximum_iterations)  # fmt: skip
     limit = None if maximum_iterations is None else int(maximum_iterations)
     values: Any = loop_vars
     count = 0
@@ -259,8 +288,8 @@ def control_dependencies(control_inputs: Any) -> Iterator[None]:
 
 
 def executing_eagerly() -> bool:
-    """True: layerflow executes every op eagerly, `tf.function` bodies included."""
-    return True
+    """True, except while a `tf.function` is traced (its body then builds a program)."""
+    return backend.flags.tracer is None
 
 
 def get_static_value(tensor: Any, partial: bool = False) -> Any:

@@ -11,11 +11,14 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src import backend
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import errors
 from layerflow._src.framework.convert import as_ints
 from layerflow._src.framework.tensor import Tensor
-from layerflow._src.ops.compare_ops import cast, equal
+from layerflow._src.ops import shape_ops
+from layerflow._src.ops.compare_ops import _zeros_like, cast, equal
+from layerflow._src.ops.shape_ops import _expand_dims, _size_of
 
 # --- helpers -----------------------------------------------------------------------------------
 
@@ -138,6 +141,13 @@ def _reduction_grad(dy: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     """Reshape a reduction's gradient so it broadcasts back over the reduced axes."""
     shape = tuple(x._data.shape)
     axes = range(len(shape)) if axis is None else axis
+    if None in shape:
+        # A tf.function trace with unknown dimensions: expand the reduced axes one by one and
+        # broadcast against x itself (its size is known only when the program runs).
+        if not keepdims:
+            for a in sorted(axes):
+                dy = _expand_dims(dy, a)
+        return add(dy, _zeros_like(x))
     if not keepdims:
         kept = tuple([1 if i in axes else d for i, d in enumerate(shape)])
         if tuple(dy._data.shape) != kept:
@@ -210,6 +220,9 @@ def _reduce_mean(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> A
 @_reduce_mean.grad
 def _(dy: Any, out: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     # Divide the (small) gradient before broadcasting it: one array of x's size, not two.
+    if x._data.size is None:  # unknown dimensions (a tf.function trace): counted at run time
+        count = _real_div(cast(_size_of(x), dy.dtype), cast(_size_of(dy), dy.dtype))
+        return _reduction_grad(_real_div(dy, count), x, axis, keepdims)
     n = x._data.size // max(dy._data.size, 1)
     count = Tensor(x._device.xp.asarray(n, dtype=dy._data.dtype), x._device)
     return _reduction_grad(_real_div(dy, count), x, axis, keepdims)
@@ -286,6 +299,11 @@ def _(dy: Any, out: Any, x: Any, shape: Any) -> Any:
 
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Any:
     """A tensor with the same elements in a new shape (one dimension may be -1)."""
+    flags = backend.flags
+    if flags.general and flags.tracer is not None and not isinstance(shape, Tensor):
+        return shape_ops.traced_reshape(
+            tensor, shape, lambda t, s: _reshape(t, as_ints(s, "shape", "reshape"))
+        )
     return _reshape(tensor, as_ints(shape, "shape", "reshape"))
 
 

@@ -538,11 +538,15 @@ def dropout(x: Any, rate: Any = None, noise_shape: Any = None, seed: int | None 
     if r == 0:
         return t
     shape = tuple(t._data.shape) if noise_shape is None else _noise_shape(noise_shape, t)
+    return multiply(t, _dropout_scale(shape, r, t._data.dtype, seed, t._device))
+
+
+@random_ops.drawn_per_call()
+def _dropout_scale(shape: tuple, r: float, dtype: Any, seed: Any, device: Any) -> Tensor:
+    """The kept elements' scale 1 / (1 - r), zero where dropped (drawn at every call)."""
     gen = random_ops.generator(seed)
-    keep = gen.random(shape, dtype=np.float32 if t._data.dtype != np.float64 else np.float64) >= r
-    scale = (keep / (1 - r)).astype(t._data.dtype)
-    device = t._device
-    return multiply(t, Tensor(device.xp.asarray(scale), device))
+    keep = gen.random(shape, dtype=np.float32 if dtype != np.float64 else np.float64) >= r
+    return Tensor(device.xp.asarray((keep / (1 - r)).astype(dtype)), device)
 
 
 def _noise_shape(noise_shape: Any, t: Any) -> tuple[int, ...]:

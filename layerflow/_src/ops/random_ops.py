@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -92,6 +94,25 @@ def _num(v: Any) -> Any:
     return v
 
 
+def drawn_per_call(spec: Callable[..., Any] | None = None) -> Callable[..., Any]:
+    """Inside a `tf.function` trace, the decorated random function becomes a step of the
+    program that draws anew at every call (never a constant drawn at trace time). `spec(*args,
+    **kwargs)` gives the output's ArraySpec when the arguments hold symbolic tensors."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            tracer = backend.flags.tracer if backend.flags.general else None
+            if tracer is not None:
+                return tracer.random_call(fn, args, kwargs, spec)
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+@drawn_per_call()
 def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = "float32",
             seed: int | None = None, name: str | None = None) -> Tensor:  # fmt: skip
     """Uniform values in [minval, maxval) (maxval defaults to 1 for floats; ints need it)."""
@@ -119,6 +140,7 @@ def _uniform(shape: tuple[int, ...], minval: Any, maxval: Any, dt: Any, gen: Any
     return _place((lo + (hi - lo) * base).astype(dt.np, copy=False))
 
 
+@drawn_per_call()
 def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = "float32",
            seed: int | None = None, name: str | None = None) -> Tensor:  # fmt: skip
     """Normally distributed values."""
@@ -132,6 +154,7 @@ def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = "float32
         raise _out_of_memory("random_normal", dims, dt) from None
 
 
+@drawn_per_call()
 def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = "float32",
                      seed: int | None = None, name: str | None = None) -> Tensor:  # fmt: skip
     """Normal values redrawn until they lie within two standard deviations of the mean."""
@@ -149,6 +172,7 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any 
     return _place((z * _num(stddev) + _num(mean)).astype(dt))
 
 
+@drawn_per_call(lambda value, *a, **k: value._data)
 def shuffle(value: Any, seed: int | None = None, name: str | None = None) -> Tensor:
     """The tensor with its first axis randomly permuted."""
     x = value if isinstance(value, TensorLike) else _place(np.asarray(value))

@@ -1,0 +1,336 @@
+"""The compiled plan of a trace: its steps run on arrays, with no Tensor wrapping and no tape.
+
+`Plan(graph, outputs)` keeps the steps that the outputs or a stateful step (an assignment, a
+print, a host call) need (dead code removal), turns each into a closure over a list of slots,
+and frees each slot after its last use (liveness), so the program holds no more arrays than
+the eager run would. Dtype and shape checks ran once, at trace time.
+
+`Plan.replay` runs the same steps through the op wrappers on Tensors instead: a call of the
+function under an active `GradientTape` takes that path, so the tape records every op and the
+gradient flows through the function as through eager code.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from layerflow._src import backend
+from layerflow._src.autodiff import op as _op
+from layerflow._src.framework.tensor import Tensor
+from layerflow._src.framework.variables import Variable
+from layerflow._src.function.graph import Const, Graph, Step, suspended
+from layerflow._src.utils import nest
+
+_flags = backend.flags
+Runner = Callable[[list[Any]], None]
+
+
+def _reads(step: Step) -> set[int]:
+    """Slots a step reads, its sub-blocks' reads included."""
+    out = {r for r in step.refs if type(r) is int}
+    for block in step.blocks:
+        for s in block:
+            out |= _reads(s)
+    if step.kind == "cond":
+        for refs in step.extra:
+            out |= {r for r in refs if type(r) is int}
+    elif step.kind == "while":
+        _, pred, body_out, _ = step.extra
+        out |= {r for r in [pred, *body_out] if type(r) is int}
+    return out
+
+
+def _prune(steps: list[Step], needed: set[int]) -> list[Step]:
+    """The steps that define a needed slot or change state, in order."""
+    kept: list[Step] = []
+    for step in reversed(steps):
+        if (
+            step.stateful
+            or step.kind in ("cond", "while")
+            and _has_state(step)
+            or any(o in needed for o in step.outs)
+        ):
+            kept.append(step)
+            needed |= _reads(step)
+    kept.reverse()
+    return kept
+
+
+def _has_state(step: Step) -> bool:
+    return any(s.stateful or _has_state(s) for block in step.blocks for s in block)
+
+
+def _getter(ref: Any, alias_safe: bool = True) -> Callable[[list[Any]], Any]:
+    if type(ref) is int:
+        return lambda env: env[ref]
+    if isinstance(ref, Variable):
+        if alias_safe:
+            return lambda env: ref._data
+        return lambda env: ref._data.copy()
+    array = ref.array
+    return lambda env: array
+
+
+def _compile_block(steps: list[Step], device: backend.Device) -> list[Runner]:
+    return [_compile(s, device) for s in steps]
+
+
+def _compile(step: Step, device: backend.Device) -> Runner:
+    xp = device.xp
+    ndarray = device.ndarray
+    kind = step.kind
+    if kind == "op":
+        prim = step.fn
+        forward = prim.forward
+        gets = [_getter(r, not prim.may_alias) for r in step.refs]
+        rest, kwargs, outs = step.rest, step.kwargs, step.outs
+        saves, multi, list_input = prim.saves, prim.multi_out, prim.list_input
+        slot = outs[0]
+        where = step.extra
+
+        def run_op(env: list[Any]) -> None:
+            arrays = [g(env) for g in gets]
+            try:
+                if list_input:
+                    out = forward(xp, arrays, *rest, **kwargs)
+                else:
+                    out = forward(xp, *arrays, *rest, **kwargs)
+            except (ValueError, IndexError, MemoryError) as err:
+                raise _in_user_code(_op._shape_error(prim, err, arrays), where) from None
+            except Exception as err:
+                _in_user_code(err, where)
+                raise
+            if saves:
+                out = out[0]
+            if multi:
+                for s, o in zip(outs, out):
+                    env[s] = o if type(o) is ndarray else xp.asarray(o)
+            else:
+                env[slot] = out if type(out) is ndarray else xp.asarray(out)
+
+        return run_op
+    if kind == "array":
+        fn = step.fn
+        gets = [_getter(r) for r in step.refs]
+        slot = step.outs[0]
+
+        def run_array(env: list[Any]) -> None:
+            env[slot] = fn(xp, *[g(env) for g in gets])
+
+        return run_array
+    if kind == "host":
+        return _compile_host(step, device)
+    if kind == "assign":
+        return _compile_assign(step)
+    if kind == "cond":
+        return _compile_cond(step, device)
+    if kind == "while":
+        return _compile_while(step, device)
+    raise ValueError(f"unknown step kind {kind!r}")
+
+
+def _in_user_code(err: BaseException, where: tuple[str, int, str] | None) -> BaseException:
+    """Name the user's line that traced the failing op (as TF's "in user code:")."""
+    if where is not None:
+        file, line, fn = where
+        err.add_note(f'in user code:\n    File "{file}", line {line}, in {fn}')
+    return err
+
+
+_IN_PLACE = {"assign_add": operator.iadd, "assign_sub": operator.isub}
+
+
+def _compile_assign(step: Step) -> Runner:
+    """`var.assign*(value)`: checked at trace time, so only the in-place update is left (through
+    `Variable._update`, which variables holding several copies override)."""
+    var, ref = step.refs
+    get = _getter(ref)
+    fn = _IN_PLACE.get(step.fn)
+    if fn is None:
+        return lambda env: var._write(get(env))
+    return lambda env: var._update(fn, get(env))
+
+
+def _compile_host(step: Step, device: backend.Device) -> Runner:
+    fn = step.fn
+    (structure, positions, out_spec) = step.extra
+    flat = nest.flatten(structure)
+    refs = step.refs
+    outs = step.outs
+
+    def run_host(env: list[Any]) -> None:
+        values = list(flat)
+        for pos, ref in zip(positions, refs):
+            values[pos] = ref if isinstance(ref, Variable) else Tensor(env[ref], device)
+        args, kwargs = nest.pack_sequence_as(structure, values)
+        if _flags.tracer is None:
+            result = fn(*args, **kwargs)
+        else:
+            with suspended():
+                result = fn(*args, **kwargs)
+        if outs:
+            for s, t in zip(outs, nest.flatten(result)):
+                env[s] = t._data
+
+    return run_host
+
+
+def _run_block(runners: list[Runner], env: list[Any]) -> None:
+    for r in runners:
+        r(env)
+
+
+def _compile_cond(step: Step, device: backend.Device) -> Runner:
+    pred_get = _getter(step.refs[0])
+    blocks = [_compile_block(b, device) for b in step.blocks]
+    out_gets = [[_getter(r) for r in refs] for refs in step.extra]
+    outs = step.outs
+    index = step.rest == ("index",)  # switch_case: pred is a branch index
+
+    def run_cond(env: list[Any]) -> None:
+        p = pred_get(env)
+        if index:
+            i = int(p)
+            i = i if 0 <= i < len(blocks) else len(blocks) - 1
+        else:
+            i = 0 if bool(p) else 1
+        _run_block(blocks[i], env)
+        values = [g(env) for g in out_gets[i]]
+        for s, v in zip(outs, values):
+            env[s] = v
+
+    return run_cond
+
+
+def _compile_while(step: Step, device: backend.Device) -> Runner:
+    init_gets = [_getter(r) for r in step.refs]
+    cond_block, body_block = (_compile_block(b, device) for b in step.blocks)
+    loop_slots, pred, body_out, limit = step.extra
+    pred_get = _getter(pred)
+    body_gets = [_getter(r) for r in body_out]
+    outs = step.outs
+
+    def run_while(env: list[Any]) -> None:
+        for s, g in zip(loop_slots, [g(env) for g in init_gets]):
+            env[s] = g
+        count = 0
+        while limit is None or count < limit:
+            _run_block(cond_block, env)
+            if not bool(pred_get(env)):
+                break
+            _run_block(body_block, env)
+            new = [g(env) for g in body_gets]
+            for s, v in zip(loop_slots, new):
+                env[s] = v
+            count += 1
+        for s, ls in zip(outs, loop_slots):
+            env[s] = env[ls]
+
+    return run_while
+
+
+class Plan:
+    """The runnable program of one trace (see the module docstring)."""
+
+    def __init__(self, graph: Graph, output_refs: list[Any], device: backend.Device) -> None:
+        self.graph = graph
+        self.device = device
+        self.output_refs = output_refs
+        needed = {r for r in output_refs if type(r) is int}
+        self.steps = _prune(graph.steps, set(needed))
+        self.n_slots = graph.n_slots
+        self.input_slots = [t._slot for t in graph.inputs]
+        runners = [_compile(s, device) for s in self.steps]
+        # Liveness: after step i, drop the slots whose last reader it was.
+        last: dict[int, int] = {}
+        for i, s in enumerate(self.steps):
+            for r in _reads(s):
+                last[r] = i
+        keep = set(needed)
+        frees: list[list[int]] = [[] for _ in self.steps]
+        for slot, i in last.items():
+            if slot not in keep:
+                frees[i].append(slot)
+        for i, s in enumerate(self.steps):  # written, never read: dropped at once
+            for o in s.outs:
+                if o not in last and o not in keep:
+                    frees[i].append(o)
+        self.program = [(r, tuple(f)) for r, f in zip(runners, frees)]
+        self.out_gets = [_getter(r, alias_safe=False) for r in output_refs]
+
+    def run(self, arrays: list[Any]) -> list[Any]:
+        env: list[Any] = [None] * self.n_slots
+        for s, a in zip(self.input_slots, arrays):
+            env[s] = a
+        for runner, frees in self.program:
+            runner(env)
+            for s in frees:
+                env[s] = None
+        return [g(env) for g in self.out_gets]
+
+    def replay(self, tensors: list[Any]) -> list[Any]:
+        """The program run through the op wrappers (recorded by the active tapes)."""
+        env: dict[int, Any] = dict(zip(self.input_slots, tensors))
+        _replay_block(self.steps, env, self.device)
+        return [_value(r, env) for r in self.output_refs]
+
+
+def _value(ref: Any, env: dict[int, Any]) -> Any:
+    if type(ref) is int:
+        return env[ref]
+    if isinstance(ref, Variable):
+        return ref
+    return ref.array if not hasattr(ref.array, "shape") else _const_tensor(ref)
+
+
+def _const_tensor(ref: Const) -> Tensor:
+    device = backend.current_device()
+    return Tensor(backend.to_device(ref.array, device), device)
+
+
+def _replay_block(steps: list[Step], env: dict[int, Any], device: backend.Device) -> None:
+    for step in steps:
+        if step.kind == "op":
+            args = [_value(r, env) for r in step.refs]
+            if step.fn.list_input:
+                out = step.wrapper(args, *step.rest, **step.kwargs)
+            else:
+                out = step.wrapper(*args, *step.rest, **step.kwargs)
+            for s, o in zip(step.outs, out if step.fn.multi_out else (out,)):
+                env[s] = o
+        elif step.kind in ("array", "host", "assign"):
+            holder = [None] * (max([0, *step.outs, *[r for r in step.refs if type(r) is int]]) + 1)
+            for r in step.refs:
+                if type(r) is int:
+                    holder[r] = env[r]._data
+            _compile(step, device)(holder)
+            for s in step.outs:
+                env[s] = Tensor(holder[s], device)
+        elif step.kind == "cond":
+            pred = _value(step.refs[0], env)
+            n = len(step.blocks)
+            if step.rest == ("index",):
+                i = int(pred) if 0 <= int(pred) < n else n - 1
+            else:
+                i = 0 if bool(pred) else 1
+            _replay_block(step.blocks[i], env, device)
+            for s, r in zip(step.outs, step.extra[i]):
+                env[s] = _value(r, env)
+        elif step.kind == "while":
+            loop_slots, pred, body_out, limit = step.extra
+            for s, r in zip(loop_slots, step.refs):
+                env[s] = _value(r, env)
+            count = 0
+            while limit is None or count < limit:
+                _replay_block(step.blocks[0], env, device)
+                if not bool(_value(pred, env)):
+                    break
+                _replay_block(step.blocks[1], env, device)
+                new = [_value(r, env) for r in body_out]
+                for s, v in zip(loop_slots, new):
+                    env[s] = v
+                count += 1
+            for s, ls in zip(step.outs, loop_slots):
+                env[s] = env[ls]
