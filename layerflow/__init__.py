@@ -231,13 +231,16 @@ def __getattr__(name: str):  # noqa: ANN202 - module hook
 def _lazy_functions() -> dict:
     """TF's top-level initializer aliases, which live in keras, tf.Module and tf.TensorSpec
     (imported on first use, to keep `import layerflow` fast)."""
-    from layerflow._src.data.structure import TensorSpec
+    from layerflow._src.framework import type_spec
     from layerflow._src.framework.module import Module
     from layerflow._src.keras import initializers as init
 
     return {
         "Module": Module,
-        "TensorSpec": TensorSpec,
+        "TensorSpec": type_spec.TensorSpec,
+        "TypeSpec": type_spec.TypeSpec,
+        "NoneTensorSpec": type_spec.NoneTensorSpec,
+        "type_spec_from_value": type_spec.type_spec_from_value,
         "random_normal_initializer": init.RandomNormal,
         "random_uniform_initializer": init.RandomUniform,
         "zeros_initializer": init.Zeros,

@@ -260,8 +260,12 @@ class Variable(TensorLike, metaclass=_VariableMeta):
         return self
 
     def set_shape(self, shape: Any) -> None:
-        if not TensorShape(shape).is_compatible_with(self._data.shape):
-            raise ValueError(f"Variable '{self._name}' has shape {self.shape}, not {shape}.")
+        wanted = TensorShape(shape)
+        if not wanted.is_compatible_with(self._data.shape):
+            raise ValueError(
+                f"Shapes {self.shape} and {wanted} are not compatible: variable '{self._name}' "
+                f"has shape {self.shape}, which set_shape cannot change."
+            )
 
     # --- copies and pickling ---------------------------------------------------------------
     def __reduce__(self) -> Any:
