@@ -10,6 +10,7 @@ from layerflow._src.autodiff.function import function
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.backend import DeviceContext as _DeviceContext
 from layerflow._src.framework.convert import convert_to_tensor
+from layerflow._src.framework.indexed_slices import IndexedSlices, IndexedSlicesSpec
 from layerflow._src.framework.tensor import Tensor, is_tensor
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.trackable import Trackable as _Trackable

@@ -146,3 +146,11 @@ def test_overloadable_operators():
     ops = tf.Tensor.OVERLOADABLE_OPERATORS
     assert len(ops) == 34 and "__matmul__" in ops and "__rpow__" in ops
     assert all(hasattr(tf.Tensor, name) for name in ops if name not in ("__div__", "__rdiv__"))
+
+
+def test_scalar_repr_shows_the_python_value():
+    assert repr(tf.constant(6.0)).endswith("numpy=6.0>")
+    assert repr(tf.constant(0.1)).endswith("numpy=0.10000000149011612>")  # TF's float32 0.1
+    assert str(tf.constant(0.1)) == "tf.Tensor(0.1, shape=(), dtype=float32)"
+    assert repr(tf.constant("a")).endswith("numpy=b'a'>")
+    assert repr(tf.Variable(2)).endswith("numpy=2>")

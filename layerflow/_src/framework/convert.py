@@ -266,6 +266,8 @@ def to_array(value: Any, dtype: dtypes.DType | None, device: backend.Device) -> 
             )
         data = value._data
         return data if value._device is device else backend.to_device(data, device)
+    if hasattr(type(value), "_dense_tensor"):  # IndexedSlices as an op input
+        return to_array(value._dense_tensor(), dtype, device)
     return backend.to_device(host_array(value, dtype), device)
 
 
@@ -288,6 +290,9 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None) -> 
         return Tensor(value._data.copy(), value._device)
     if symbolic[0] and isinstance(value, symbolic[0]):
         return value  # a KerasTensor: the op it flows into records it (see register_symbolic)
+    dense = getattr(type(value), "_dense_tensor", None)
+    if dense is not None:  # a composite with a dense value (IndexedSlices): TF densifies it
+        return convert_to_tensor(dense(value), dtype)
     if dt is None and dtype_hint is not None and not isinstance(value, np.ndarray | np.generic):
         try:
             hinted = dtypes.as_dtype(dtype_hint)

@@ -16,9 +16,13 @@ from layerflow._src.framework.tensor_shape import TensorShape
 
 
 def numpy_text(array: np.ndarray, is_repr: bool = False) -> str:
-    """The `numpy=` part of TF's repr: `2.5` for a scalar, `array([...], dtype=...)` otherwise."""
+    """The `numpy=` part of TF's repr: `2.5` for a scalar, `array([...], dtype=...)` otherwise.
+
+    A scalar's repr is the Python value's (`numpy=6.0`, `numpy=0.10000000149011612` for a
+    float32 0.1, `numpy=b'a'`), its str NumPy's short form (`0.1`), as in TF.
+    """
     if array.ndim == 0:
-        return np.array2string(array)
+        return repr(array.item()) if is_repr else np.array2string(array)
     text = repr(array) if is_repr else str(array)
     return "\n" + text if "\n" in text else text
 

@@ -25,6 +25,7 @@ from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import host_array, to_array
 from layerflow._src.framework.tensor import Tensor, TensorLike, numpy_text
 from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.framework.variable_scatter import ScatterMethods
 from layerflow._src.utils import naming
 
 _creators = threading.local()
@@ -78,7 +79,7 @@ class VariableSynchronization:
     ON_READ = 3
 
 
-class Variable(TensorLike, metaclass=_VariableMeta):
+class Variable(ScatterMethods, TensorLike, metaclass=_VariableMeta):
     """A mutable tensor: model parameters and other state.
 
     >>> import layerflow as tf
