@@ -109,7 +109,8 @@ def test_scatter_errors_leave_the_variable_unchanged():
     v = tf.Variable([[0.0, 1.0], [2.0, 3.0]])
     with pytest.raises(TypeError, match="must be a `tf.IndexedSlices`"):
         v.scatter_update([1, 2])
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = 5 is not in \[0, 2\)"):
+    bad = r"indices\[1\] = 5 is not in \[0, 2\)"
+    with pytest.raises(tf.errors.InvalidArgumentError, match=bad):
         v.scatter_add(I(tf.constant([[1.0, 1.0], [1.0, 1.0]]), tf.constant([0, 5])))
     with pytest.raises(ValueError, match="requested dtype float32 for Tensor with dtype int32"):
         v.scatter_update(I(tf.constant([[1, 1]]), tf.constant([0])))
