@@ -166,6 +166,7 @@ from layerflow._src.ops.reduce_ops import (
 )
 from layerflow._src.ops.segment_ops import searchsorted
 from layerflow._src.ops.stateless_shuffle_ops import index_shuffle as random_index_shuffle
+from layerflow._src.ops.tensor_array_ops import TensorArray, TensorArraySpec
 from layerflow._src.utils.naming import name_scope
 from layerflow.dtypes import (  # the dtype constants are tf.dtypes' own
     DType,
