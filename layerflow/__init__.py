@@ -148,6 +148,16 @@ from layerflow._src.ops.math_ops import (
     zeros_like,
 )
 from layerflow._src.ops.ordering_ops import approx_top_k
+from layerflow._src.ops.py_func_ops import (
+    AggregationMethod,
+    UnconnectedGradients,
+    grad_pass_through,
+    gradients,
+    hessians,
+    numpy_function,
+    py_function,
+    recompute_grad,
+)
 from layerflow._src.ops.reduce_ops import (
     add_n,
     argmax,
@@ -204,6 +214,7 @@ _public_names.register_namespace("", dict(globals()))
 del _space, _module
 
 _LAZY = {
+    "autodiff": "layerflow.autodiff",
     "keras": "layerflow.keras",
     "data": "layerflow.data",
     "distribute": "layerflow.distribute",
@@ -223,12 +234,25 @@ def __getattr__(name: str):  # noqa: ANN202 - module hook
         extra = _lazy_functions().get(name)
         if extra is not None:
             return extra
+        why = _ABSENT.get(name)
+        if why is not None:
+            raise AttributeError(f"layerflow has no tf.{name}: {why}")
         raise AttributeError(f"module 'layerflow' has no attribute {name!r}")
     import importlib
 
     module = importlib.import_module(target)
     globals()[name] = module
     return module
+
+
+# TF names that cannot mean anything in an eager framework without op types, and why.
+_ABSENT = {
+    name: "TF registers gradients by graph op type for custom C++ ops and "
+    "gradient_override_map; layerflow ops are Python functions with no op-type registry. "
+    "Define a differentiable function with @tf.custom_gradient (or tf.stop_gradient / "
+    "tf.grad_pass_through) instead."
+    for name in ("RegisterGradient", "no_gradient", "NotDifferentiable")
+}
 
 
 def _lazy_functions() -> dict:
