@@ -10,6 +10,7 @@ from layerflow._src.autodiff.function import function
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.backend import DeviceContext as _DeviceContext
 from layerflow._src.framework.convert import convert_to_tensor
+from layerflow._src.framework.device_spec import DeviceSpec
 from layerflow._src.framework.indexed_slices import IndexedSlices, IndexedSlicesSpec
 from layerflow._src.framework.tensor import Tensor, is_tensor
 from layerflow._src.framework.tensor_shape import TensorShape
@@ -147,6 +148,7 @@ from layerflow._src.ops.math_ops import (
     where,
     zeros_like,
 )
+from layerflow._src.ops.optional_ops import OptionalSpec
 from layerflow._src.ops.ordering_ops import approx_top_k
 from layerflow._src.ops.py_func_ops import (
     AggregationMethod,
@@ -202,6 +204,21 @@ from layerflow.dtypes import (  # the dtype constants are tf.dtypes' own
 
 device = _DeviceContext
 
+
+def get_logger():  # noqa: ANN201 - the logging.Logger of layerflow
+    """The `logging.Logger` layerflow reports through (`tf.get_logger()`; TF's is named
+    'tensorflow'); e.g. `tf.get_logger().setLevel("ERROR")`."""
+    import logging
+
+    return logging.getLogger("layerflow")
+
+
+def get_current_name_scope() -> str:
+    """The current name scope, "" at the top, "outer/inner" inside two `tf.name_scope`s."""
+    from layerflow._src.utils.naming import current_scope
+
+    return current_scope().rstrip("/")
+
 __version__ = "0.1.0"
 version = __version__
 
@@ -214,6 +231,7 @@ _public_names.register_namespace("", dict(globals()))
 del _space, _module
 
 _LAZY = {
+    "experimental": "layerflow.experimental",
     "autodiff": "layerflow.autodiff",
     "keras": "layerflow.keras",
     "data": "layerflow.data",

@@ -204,6 +204,13 @@ class Tensor(TensorLike):
     def is_packed(self) -> bool:
         return False  # packed tensors are a TPU/multi-device runtime feature
 
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """DLPack export (zero-copy): `np.from_dlpack(t)`, `torch.from_dlpack(t)`, ..."""
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._data.__dlpack_device__()
+
     def set_shape(self, shape: Any) -> None:
         """Check that `shape` is compatible with this eager tensor's shape (nothing to refine).
 
