@@ -247,6 +247,8 @@ _LAZY = {
 
 
 def __getattr__(name: str):  # noqa: ANN202 - module hook
+    if name == "bfloat16":
+        return _bfloat16()
     target = _LAZY.get(name)
     if target is None:
         extra = _lazy_functions().get(name)
@@ -271,6 +273,15 @@ _ABSENT = {
     "tf.grad_pass_through) instead."
     for name in ("RegisterGradient", "no_gradient", "NotDifferentiable")
 }
+
+
+def _bfloat16():  # noqa: ANN202 - a DType
+    from layerflow._src.framework.dtypes import bfloat16_dtype
+
+    try:
+        return bfloat16_dtype()
+    except ImportError as err:
+        raise AttributeError(str(err)) from err
 
 
 def _lazy_functions() -> dict:

@@ -121,7 +121,7 @@ def host_array(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
             arr = _string_array(arr)
         elif kind == "O":
             arr = _numbers_array(arr)
-        elif kind not in "biufc":
+        elif kind not in "biufc" and arr.dtype.name != "bfloat16":
             raise ValueError(
                 f"Cannot convert a NumPy array of dtype {arr.dtype} to a tensor: tensors hold "
                 "numbers, bools or strings."
@@ -215,7 +215,8 @@ def _python_dtype(arr: np.ndarray) -> np.dtype:
 
 def _cast_checked(arr: np.ndarray, dtype: dtypes.DType, value: Any) -> np.ndarray:
     """`arr` as `dtype`, the way TF converts constants: never float -> int or number -> bool."""
-    src, dst = arr.dtype.kind, dtype.np.kind
+    src = "f" if arr.dtype.name == "bfloat16" else arr.dtype.kind
+    dst = dtype.kind
     if src == dst == "f" or arr.dtype == dtype.np:
         return arr.astype(dtype.np, copy=False)
     widening = {"b": "biufc", "i": "iufc", "u": "iufc", "f": "fc", "c": "c", "O": "O"}

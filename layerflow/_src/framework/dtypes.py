@@ -15,12 +15,14 @@ class DType:
     (True, True, True)
     """
 
-    __slots__ = ("name", "np", "_hash")
+    __slots__ = ("name", "np", "_hash", "kind")
 
-    def __init__(self, name: str, np_dtype: Any) -> None:
+    def __init__(self, name: str, np_dtype: Any, kind: str | None = None) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self._hash = hash(name)
+        # NumPy's kind letter, except for ml_dtypes' bfloat16 (kind 'V' to NumPy): 'f'.
+        self.kind = kind or self.np.kind
 
     @property
     def as_numpy_dtype(self) -> type:
@@ -28,27 +30,27 @@ class DType:
 
     @property
     def is_floating(self) -> bool:
-        return self.np.kind == "f"
+        return self.kind == "f"
 
     @property
     def is_integer(self) -> bool:
-        return self.np.kind in "iu"
+        return self.kind in "iu"
 
     @property
     def is_unsigned(self) -> bool:
-        return self.np.kind == "u"
+        return self.kind == "u"
 
     @property
     def is_bool(self) -> bool:
-        return self.np.kind == "b"
+        return self.kind == "b"
 
     @property
     def is_complex(self) -> bool:
-        return self.np.kind == "c"
+        return self.kind == "c"
 
     @property
     def is_numeric(self) -> bool:
-        return self.np.kind in "iufc"
+        return self.kind in "iufc"
 
     @property
     def size(self) -> int:
@@ -64,11 +66,11 @@ class DType:
 
     @property
     def min(self) -> Any:
-        return np.finfo(self.np).min if self.is_floating else np.iinfo(self.np).min
+        return _finfo(self).min if self.is_floating else np.iinfo(self.np).min
 
     @property
     def max(self) -> Any:
-        return np.finfo(self.np).max if self.is_floating else np.iinfo(self.np).max
+        return _finfo(self).max if self.is_floating else np.iinfo(self.np).max
 
     @property
     def as_datatype_enum(self) -> int:
@@ -191,6 +193,39 @@ _BY_NP[np.dtype(np.str_)] = string
 _BY_NP[np.dtype(np.bytes_)] = string
 
 
+def _finfo(dt: DType) -> Any:
+    if dt.name == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.finfo(dt.np)
+    return np.finfo(dt.np)
+
+
+def bfloat16_dtype() -> DType:
+    """`tf.bfloat16`: the brain float (8 exponent bits, 7 mantissa bits), stored with the
+    `ml_dtypes` package (the one TF and JAX use), which is imported on first use.
+
+    >>> bfloat16_dtype().is_floating, bfloat16_dtype().size  # doctest: +SKIP
+    (True, 2)
+    """
+    found = _BY_NAME.get("bfloat16")
+    if found is not None:
+        return found
+    try:
+        import ml_dtypes
+    except ImportError as err:
+        raise ImportError(
+            "tf.bfloat16 needs the ml_dtypes package (the bfloat16 NumPy dtype TF and JAX use), "
+            "which is not installed. Install it with `pip install ml_dtypes` (or "
+            "`pip install layerflow[bfloat16]`)."
+        ) from err
+    dt = DType("bfloat16", ml_dtypes.bfloat16, kind="f")
+    _ALL.append(dt)
+    _BY_NAME["bfloat16"] = dt
+    _BY_NP[dt.np] = dt
+    return dt
+
+
 def as_dtype(value: Any) -> DType:
     """Convert a name, NumPy dtype, NumPy type or DType to a DType (`tf.as_dtype`)."""
     if isinstance(value, DType):
@@ -199,6 +234,8 @@ def as_dtype(value: Any) -> DType:
         found = _BY_NAME.get(value)
         if found is not None:
             return found
+        if value == "bfloat16":
+            return bfloat16_dtype()
     else:
         dtype = getattr(value, "dtype", None)
         if isinstance(dtype, DType):
@@ -211,6 +248,8 @@ def as_dtype(value: Any) -> DType:
             found = _BY_NP.get(npd)
             if found is None and npd.kind in "US":
                 found = string
+            if found is None and npd.name == "bfloat16":
+                found = bfloat16_dtype()
             if found is not None:
                 return found
     raise TypeError(
