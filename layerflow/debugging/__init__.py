@@ -1,6 +1,6 @@
 """`tf.debugging`: assertions on values, shapes and dtypes, and `check_numerics`."""
 
-from layerflow._src.ops.debug_hooks import (
+from layerflow._src.autodiff.debug_hooks import (
     disable_check_numerics,
     enable_check_numerics,
     get_log_device_placement,
