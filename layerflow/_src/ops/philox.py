@@ -15,8 +15,7 @@ Linux, and within one float32 ulp of them elsewhere.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+from typing import Any
 
 import numpy as np
 
@@ -69,8 +68,11 @@ def uint64_to_double(x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
     return ((np.uint64(1023) << np.uint64(52)) | man).view(np.float64) - 1.0
 
 
-def _load_libm() -> dict[str, object]:
+def _load_libm() -> dict[str, Any]:
     """glibc's logf/sinf/cosf/log/sin/cos (what TF calls), or {} where there is no glibc."""
+    import ctypes
+    import ctypes.util
+
     try:
         libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
     except OSError:
@@ -87,7 +89,13 @@ def _load_libm() -> dict[str, object]:
     return out
 
 
-_LIBM = _load_libm()
+_LIBM: dict[str, Any] = {}  # filled on first use (`_libm`), so importing costs nothing
+
+
+def _libm() -> dict[str, Any]:
+    if not _LIBM:
+        _LIBM.update(_load_libm() or {"none": None})
+    return _LIBM
 # A value counts as "near a rounding boundary" when its exact result lies this many ulps or less
 # from the midpoint between two representable values (glibc's logf errs by up to 0.82 ulp; its
 # double functions by a hair over 0.5).
@@ -98,7 +106,7 @@ def _libm_round(name: str, x: np.ndarray, exact: np.ndarray, dtype: type) -> np.
     """`name(x)` in `dtype`: the correctly rounded `exact` (computed in higher precision), with
     glibc's own answer where the rounding is close."""
     out = exact.astype(dtype)
-    fn = _LIBM.get(name)
+    fn = _libm().get(name)
     if fn is None or not out.size:
         return out
     wide = exact.dtype
