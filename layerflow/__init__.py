@@ -9,6 +9,8 @@ from layerflow._src.autodiff.custom_gradient import custom_gradient
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.backend import DeviceContext as _DeviceContext
 from layerflow._src.framework.convert import convert_to_tensor
+from layerflow._src.framework.device_spec import DeviceSpec
+from layerflow._src.framework.indexed_slices import IndexedSlices, IndexedSlicesSpec
 from layerflow._src.framework.tensor import Tensor, is_tensor
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.trackable import Trackable as _Trackable
@@ -147,7 +149,18 @@ from layerflow._src.ops.math_ops import (
     where,
     zeros_like,
 )
+from layerflow._src.ops.optional_ops import OptionalSpec
 from layerflow._src.ops.ordering_ops import approx_top_k
+from layerflow._src.ops.py_func_ops import (
+    AggregationMethod,
+    UnconnectedGradients,
+    grad_pass_through,
+    gradients,
+    hessians,
+    numpy_function,
+    py_function,
+    recompute_grad,
+)
 from layerflow._src.ops.reduce_ops import (
     add_n,
     argmax,
@@ -165,6 +178,8 @@ from layerflow._src.ops.reduce_ops import (
     unique,
 )
 from layerflow._src.ops.segment_ops import searchsorted
+from layerflow._src.ops.stateless_shuffle_ops import index_shuffle as random_index_shuffle
+from layerflow._src.ops.tensor_array_ops import TensorArray, TensorArraySpec
 from layerflow._src.utils.naming import name_scope
 from layerflow.dtypes import (  # the dtype constants are tf.dtypes' own
     DType,
@@ -190,6 +205,21 @@ from layerflow.dtypes import (  # the dtype constants are tf.dtypes' own
 
 device = _DeviceContext
 
+
+def get_logger():  # noqa: ANN201 - the logging.Logger of layerflow
+    """The `logging.Logger` layerflow reports through (`tf.get_logger()`; TF's is named
+    'tensorflow'); e.g. `tf.get_logger().setLevel("ERROR")`."""
+    import logging
+
+    return logging.getLogger("layerflow")
+
+
+def get_current_name_scope() -> str:
+    """The current name scope, "" at the top, "outer/inner" inside two `tf.name_scope`s."""
+    from layerflow._src.utils.naming import current_scope
+
+    return current_scope().rstrip("/")
+
 __version__ = "0.1.0"
 version = __version__
 
@@ -202,6 +232,8 @@ _public_names.register_namespace("", dict(globals()))
 del _space, _module
 
 _LAZY = {
+    "experimental": "layerflow.experimental",
+    "autodiff": "layerflow.autodiff",
     "keras": "layerflow.keras",
     "data": "layerflow.data",
     "autograph": "layerflow.autograph",
@@ -218,11 +250,16 @@ _LAZY = {
 
 
 def __getattr__(name: str):  # noqa: ANN202 - module hook
+    if name == "bfloat16":
+        return _bfloat16()
     target = _LAZY.get(name)
     if target is None:
         extra = _lazy_functions().get(name)
         if extra is not None:
             return extra
+        why = _ABSENT.get(name)
+        if why is not None:
+            raise AttributeError(f"layerflow has no tf.{name}: {why}")
         raise AttributeError(f"module 'layerflow' has no attribute {name!r}")
     import importlib
 
@@ -231,16 +268,38 @@ def __getattr__(name: str):  # noqa: ANN202 - module hook
     return module
 
 
+# TF names that cannot mean anything in an eager framework without op types, and why.
+_ABSENT = {
+    name: "TF registers gradients by graph op type for custom C++ ops and "
+    "gradient_override_map; layerflow ops are Python functions with no op-type registry. "
+    "Define a differentiable function with @tf.custom_gradient (or tf.stop_gradient / "
+    "tf.grad_pass_through) instead."
+    for name in ("RegisterGradient", "no_gradient", "NotDifferentiable")
+}
+
+
+def _bfloat16():  # noqa: ANN202 - a DType
+    from layerflow._src.framework.dtypes import bfloat16_dtype
+
+    try:
+        return bfloat16_dtype()
+    except ImportError as err:
+        raise AttributeError(str(err)) from err
+
+
 def _lazy_functions() -> dict:
     """TF's top-level initializer aliases, which live in keras, tf.Module and tf.TensorSpec
     (imported on first use, to keep `import layerflow` fast)."""
-    from layerflow._src.data.structure import TensorSpec
+    from layerflow._src.framework import type_spec
     from layerflow._src.framework.module import Module
     from layerflow._src.keras import initializers as init
 
     return {
         "Module": Module,
-        "TensorSpec": TensorSpec,
+        "TensorSpec": type_spec.TensorSpec,
+        "TypeSpec": type_spec.TypeSpec,
+        "NoneTensorSpec": type_spec.NoneTensorSpec,
+        "type_spec_from_value": type_spec.type_spec_from_value,
         "random_normal_initializer": init.RandomNormal,
         "random_uniform_initializer": init.RandomUniform,
         "zeros_initializer": init.Zeros,

@@ -26,3 +26,14 @@ from layerflow._src.framework.dtypes import (
 from layerflow._src.ops.complex_ops import complex  # noqa: A004 - TF's name
 from layerflow._src.ops.elementwise_more_ops import saturate_cast
 from layerflow._src.ops.math_ops import cast
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module hook
+    if name == "bfloat16":  # needs ml_dtypes, imported on first use
+        from layerflow._src.framework.dtypes import bfloat16_dtype
+
+        try:
+            return bfloat16_dtype()
+        except ImportError as err:
+            raise AttributeError(str(err)) from err
+    raise AttributeError(f"module 'layerflow.dtypes' has no attribute {name!r}")

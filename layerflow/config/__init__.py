@@ -16,10 +16,11 @@ from layerflow._src.backend.devices import (
     set_soft_device_placement,
     set_visible_devices,
 )
+from layerflow._src.framework.runtime_config import get_soft_device_placement
 from layerflow._src.function import functions_run_eagerly, run_functions_eagerly
-
-# Last: `experimental` re-exports the names above from this partly imported module.
-from layerflow.config import experimental
 
 experimental_functions_run_eagerly = functions_run_eagerly
 experimental_run_functions_eagerly = run_functions_eagerly
+
+# Last: `experimental` re-exports the names above from this partly imported module.
+from layerflow.config import experimental, optimizer, threading  # noqa: E402

@@ -2,6 +2,19 @@
 
 # ruff: noqa: F401 - a facade re-exports
 
+from layerflow._src.framework.runtime_config import (
+    enable_op_determinism,
+    enable_tensor_float_32_execution,
+    get_device_details,
+    get_device_policy,
+    get_memory_info,
+    get_memory_usage,
+    get_synchronous_execution,
+    reset_memory_stats,
+    set_device_policy,
+    set_synchronous_execution,
+    tensor_float_32_execution_enabled,
+)
 from layerflow.config import (
     LogicalDeviceConfiguration,
     get_logical_device_configuration,

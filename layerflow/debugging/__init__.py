@@ -1,5 +1,11 @@
 """`tf.debugging`: assertions on values, shapes and dtypes, and `check_numerics`."""
 
+from layerflow._src.autodiff.debug_hooks import (
+    disable_check_numerics,
+    enable_check_numerics,
+    get_log_device_placement,
+    set_log_device_placement,
+)
 from layerflow._src.ops.debugging_ops import (
     Assert,
     assert_all_finite,
@@ -26,3 +32,23 @@ from layerflow._src.ops.debugging_ops import (
     check_numerics,
     is_numeric_tensor,
 )
+from layerflow.debugging import experimental
+
+
+def is_traceback_filtering_enabled() -> bool:
+    """False: layerflow never filters tracebacks (every frame of an error is shown)."""
+    return False
+
+
+def disable_traceback_filtering() -> None:
+    """Nothing to do: layerflow never filters tracebacks."""
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module hook
+    if name == "enable_traceback_filtering":
+        raise AttributeError(
+            "layerflow has no tf.debugging.enable_traceback_filtering: it never hides frames "
+            "from tracebacks, and cannot filter them as TF does (TF drops its own C++/graph "
+            "frames). Errors name the op and the fix instead."
+        )
+    raise AttributeError(f"module 'layerflow.debugging' has no attribute {name!r}")

@@ -1,5 +1,12 @@
 """`tf.random`: random tensors with TF's seeding rules."""
 
+from layerflow._src.ops.random_generator import (
+    Algorithm,
+    Generator,
+    create_rng_state,
+    get_global_generator,
+    set_global_generator,
+)
 from layerflow._src.ops.random_ops import (
     categorical,
     normal,
@@ -21,3 +28,6 @@ from layerflow._src.ops.stateless_random_ops import (
     stateless_truncated_normal,
     stateless_uniform,
 )
+
+# Last: `experimental` re-exports names of this partly imported module.
+from layerflow.random import experimental

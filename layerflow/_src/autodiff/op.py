@@ -118,10 +118,11 @@ class Primitive:
 
 
 # Dtype families an op can declare with `accepts=`: (NumPy kinds, what the error lists).
+# 'V' is the kind NumPy gives ml_dtypes' bfloat16 (tensors hold no other void arrays).
 FAMILIES = {
-    "float": ("fc", "float16, float32, float64, complex64 or complex128"),
-    "real_float": ("f", "float16, float32 or float64"),
-    "numeric": ("iufc", "an integer, float or complex dtype"),
+    "float": ("fcV", "bfloat16, float16, float32, float64, complex64 or complex128"),
+    "real_float": ("fV", "bfloat16, float16, float32 or float64"),
+    "numeric": ("iufcV", "an integer, float or complex dtype"),
 }
 
 

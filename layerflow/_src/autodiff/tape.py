@@ -25,6 +25,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from layerflow._src.framework import convert, errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.variables import Variable
@@ -328,6 +330,56 @@ class GradientTape:
             out.append(Tensor(stacked.reshape(tuple(target._data.shape) + tuple(s._data.shape)),
                               s._device))  # fmt: skip
         return nest.pack_sequence_as(sources, out)
+
+
+    def batch_jacobian(
+        self,
+        target: Any,
+        source: Any,
+        unconnected_gradients: str = "none",
+        parallel_iterations: Any = None,
+        experimental_use_pfor: bool = True,
+    ) -> Any:
+        """d target[b, i...] / d source[b, j...] for each example b (examples independent):
+        shaped [batch] + target.shape[1:] + source.shape[1:].
+
+        >>> import layerflow as tf
+        >>> x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+        >>> with tf.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> tape.batch_jacobian(y, x).numpy()[1].tolist()
+        [[6.0, 0.0], [0.0, 8.0]]
+        """
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used once.")
+        t_shape, s_shape = tuple(target._data.shape), tuple(source._data.shape)
+        if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
+            raise ValueError(
+                f"Need first dimension of target shape {t_shape} and source shape {s_shape} "
+                "to match: batch_jacobian differentiates example b of the target by example b "
+                "of the source."
+            )
+        batch, inner = t_shape[0], int(np.prod(t_shape[1:], dtype=np.int64))
+        persistent, self._persistent = self._persistent, True
+        xp = target._device.xp
+        rows: list[Any] = []
+        try:
+            for k in range(inner):
+                og = xp.zeros((batch, inner), dtype=target._data.dtype)
+                og[:, k] = 1
+                og = Tensor(og.reshape(t_shape), target._device)
+                rows.append(self.gradient(target, source, og, unconnected_gradients))
+        finally:
+            self._persistent = persistent
+            if not persistent:
+                self._nodes, self._watched = [], {}
+        if not rows or all(g is None for g in rows):
+            return None
+        sx = source._device.xp
+        parts = [g._data if g is not None else sx.zeros_like(source._data) for g in rows]
+        stacked = sx.stack(parts, axis=1)  # [batch, inner, *source.shape[1:]]
+        return Tensor(stacked.reshape(t_shape + s_shape[1:]), source._device)
 
 
 def _forget_unused_outputs(nodes: list[tuple]) -> None:

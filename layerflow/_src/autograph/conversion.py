@@ -198,8 +198,17 @@ def _transform(fn: types.FunctionType) -> tuple[types.CodeType, str]:
     namespace: dict[str, Any] = {}
     exec(compiled, namespace)  # noqa: S102 - the transformed source of the user's own function
     factory = namespace["outer_factory"]()
+    # Tracebacks name the user's function (`in mm`, as TF's filtered traces do), not `tf__mm`.
+    original = code.co_name if code.co_name != "<lambda>" else "<lambda>"
+    inner = factory.__code__
+    inner = inner.replace(co_consts=tuple(
+        c.replace(co_name=original, co_qualname=code.co_qualname)
+        if isinstance(c, types.CodeType) and c.co_name == node.name else c
+        for c in inner.co_consts
+    ))  # fmt: skip
     _mark_generated(compiled)
-    return factory.__code__, source
+    _mark_generated(inner)
+    return inner, source
 
 
 def _factory_module(node: ast.FunctionDef, freevars: tuple[str, ...]) -> ast.Module:

@@ -12,45 +12,10 @@ from typing import Any
 import numpy as np
 
 from layerflow._src import backend
-from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import Tensor, TensorLike
-from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.framework.type_spec import TensorSpec  # noqa: F401 - data specs use it
 from layerflow._src.utils import nest
-
-
-class TensorSpec:
-    """The shape and dtype of one component of a dataset element (`tf.TensorSpec`).
-
-    >>> TensorSpec([None, 28], "float32")
-    TensorSpec(shape=(None, 28), dtype=tf.float32, name=None)
-    """
-
-    __slots__ = ("shape", "dtype", "name")
-
-    def __init__(self, shape: Any, dtype: Any = "float32", name: str | None = None) -> None:
-        self.shape = TensorShape(shape)
-        self.dtype = dtypes.as_dtype(dtype)
-        self.name = name
-
-    def is_compatible_with(self, value: Any) -> bool:
-        if isinstance(value, TensorSpec):
-            return value.dtype == self.dtype and self.shape.is_compatible_with(value.shape)
-        return value.dtype == self.dtype and self.shape.is_compatible_with(value.shape)
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, TensorSpec)
-            and other.dtype == self.dtype
-            and tuple(other.shape) == tuple(self.shape)
-            and other.name == self.name
-        )
-
-    def __hash__(self) -> int:
-        return hash((tuple(self.shape), self.dtype.name, self.name))
-
-    def __repr__(self) -> str:
-        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
 
 
 def is_structure(value: Any) -> bool:

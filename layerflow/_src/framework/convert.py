@@ -121,7 +121,7 @@ def host_array(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
             arr = _string_array(arr)
         elif kind == "O":
             arr = _numbers_array(arr)
-        elif kind not in "biufc":
+        elif kind not in "biufc" and arr.dtype.name != "bfloat16":
             raise ValueError(
                 f"Cannot convert a NumPy array of dtype {arr.dtype} to a tensor: tensors hold "
                 "numbers, bools or strings."
@@ -215,7 +215,8 @@ def _python_dtype(arr: np.ndarray) -> np.dtype:
 
 def _cast_checked(arr: np.ndarray, dtype: dtypes.DType, value: Any) -> np.ndarray:
     """`arr` as `dtype`, the way TF converts constants: never float -> int or number -> bool."""
-    src, dst = arr.dtype.kind, dtype.np.kind
+    src = "f" if arr.dtype.name == "bfloat16" else arr.dtype.kind
+    dst = dtype.kind
     if src == dst == "f" or arr.dtype == dtype.np:
         return arr.astype(dtype.np, copy=False)
     widening = {"b": "biufc", "i": "iufc", "u": "iufc", "f": "fc", "c": "c", "O": "O"}
@@ -266,6 +267,8 @@ def to_array(value: Any, dtype: dtypes.DType | None, device: backend.Device) -> 
             )
         data = value._data
         return data if value._device is device else backend.to_device(data, device)
+    if hasattr(type(value), "_dense_tensor"):  # IndexedSlices as an op input
+        return to_array(value._dense_tensor(), dtype, device)
     return backend.to_device(host_array(value, dtype), device)
 
 
@@ -291,6 +294,9 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None) -> 
         return Tensor(value._data.copy(), value._device)
     if symbolic[0] and isinstance(value, symbolic[0]):
         return value  # a KerasTensor: the op it flows into records it (see register_symbolic)
+    dense = getattr(type(value), "_dense_tensor", None)
+    if dense is not None:  # a composite with a dense value (IndexedSlices): TF densifies it
+        return convert_to_tensor(dense(value), dtype)
     if dt is None and dtype_hint is not None and not isinstance(value, np.ndarray | np.generic):
         try:
             hinted = dtypes.as_dtype(dtype_hint)

@@ -15,12 +15,14 @@ class DType:
     (True, True, True)
     """
 
-    __slots__ = ("name", "np", "_hash")
+    __slots__ = ("name", "np", "_hash", "kind")
 
-    def __init__(self, name: str, np_dtype: Any) -> None:
+    def __init__(self, name: str, np_dtype: Any, kind: str | None = None) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self._hash = hash(name)
+        # NumPy's kind letter, except for ml_dtypes' bfloat16 (kind 'V' to NumPy): 'f'.
+        self.kind = kind or self.np.kind
 
     @property
     def as_numpy_dtype(self) -> type:
@@ -28,27 +30,27 @@ class DType:
 
     @property
     def is_floating(self) -> bool:
-        return self.np.kind == "f"
+        return self.kind == "f"
 
     @property
     def is_integer(self) -> bool:
-        return self.np.kind in "iu"
+        return self.kind in "iu"
 
     @property
     def is_unsigned(self) -> bool:
-        return self.np.kind == "u"
+        return self.kind == "u"
 
     @property
     def is_bool(self) -> bool:
-        return self.np.kind == "b"
+        return self.kind == "b"
 
     @property
     def is_complex(self) -> bool:
-        return self.np.kind == "c"
+        return self.kind == "c"
 
     @property
     def is_numeric(self) -> bool:
-        return self.np.kind in "iufc"
+        return self.kind in "iufc"
 
     @property
     def size(self) -> int:
@@ -64,14 +66,67 @@ class DType:
 
     @property
     def min(self) -> Any:
-        return np.finfo(self.np).min if self.is_floating else np.iinfo(self.np).min
+        return _finfo(self).min if self.is_floating else np.iinfo(self.np).min
 
     @property
     def max(self) -> Any:
-        return np.finfo(self.np).max if self.is_floating else np.iinfo(self.np).max
+        return _finfo(self).max if self.is_floating else np.iinfo(self.np).max
+
+    @property
+    def as_datatype_enum(self) -> int:
+        """TF's DataType enum number (types.proto): float32 is 1, int32 3, bfloat16 14, ..."""
+        return _ENUM[self.name]
+
+    def __int__(self) -> int:
+        return _ENUM[self.name]
+
+    @property
+    def is_quantized(self) -> bool:
+        return False  # the quantized dtypes (qint8, ...) are not provided
+
+    @property
+    def is_numpy_compatible(self) -> bool:
+        return True
+
+    def limits(self, clip_negative: bool = True) -> tuple[Any, Any]:
+        """TF's intensity range of the dtype (as used for images): floats (-1, 1), integers their
+        full range; the minimum is 0 with `clip_negative`.
+
+        >>> int8.limits(clip_negative=False), float32.limits()
+        ((-128, 127), (0, 1))
+        """
+        found = _LIMITS.get(self.name)
+        if found is None:
+            raise ValueError(f"{self} does not have defined limits.")
+        low, high = found
+        return (0 if clip_negative else low), high
 
     def is_compatible_with(self, other: Any) -> bool:
         return self == as_dtype(other)
+
+    # A dtype is a TraceType of `tf.function` signatures with no tensor components (TF's answers).
+    def is_subtype_of(self, other: Any) -> bool:
+        return isinstance(other, DType) and other.name == self.name
+
+    def most_specific_common_supertype(self, others: Any) -> DType | None:
+        return self if all(self.is_subtype_of(o) for o in others) else None
+
+    def placeholder_value(self, placeholder_context: Any = None) -> None:
+        return None
+
+    def flatten(self) -> list[Any]:
+        return []
+
+    def to_tensors(self, value: Any) -> list[Any]:
+        return []
+
+    def from_tensors(self, tensors: Any) -> None:
+        return None
+
+    def cast(self, value: Any, casting_context: Any = None) -> DType:
+        if not self.is_subtype_of(value):
+            raise ValueError(f"Can not cast {value!r} to type {self!r}")
+        return self
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, DType):
@@ -91,6 +146,9 @@ class DType:
 
     def __repr__(self) -> str:
         return f"tf.{self.name}"
+
+    def __str__(self) -> str:
+        return f"<dtype: {self.name!r}>"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return as_dtype, (self.name,)
@@ -118,11 +176,54 @@ _ALL = [
     float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     bool_, complex64, complex128, string,
 ]  # fmt: skip
+# TF's DataType enum (tensorflow/core/framework/types.proto).
+_ENUM = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6, "string": 7,
+         "complex64": 8, "int64": 9, "bool": 10, "bfloat16": 14, "uint16": 17, "complex128": 18,
+         "float16": 19, "uint32": 22, "uint64": 23}  # fmt: skip
+# TF's `dtype_range` table behind `DType.limits` (no entry: float16, complex, string, bfloat16).
+_LIMITS: dict[str, tuple[Any, Any]] = {
+    "bool": (False, True), "float32": (-1, 1), "float64": (-1, 1),
+    **{n: (int(np.iinfo(n).min), int(np.iinfo(n).max))
+       for n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
+}  # fmt: skip
 _BY_NAME: dict[str, DType] = {d.name: d for d in _ALL}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32, "int": int32})
 _BY_NP: dict[np.dtype, DType] = {d.np: d for d in _ALL}
 _BY_NP[np.dtype(np.str_)] = string
 _BY_NP[np.dtype(np.bytes_)] = string
+
+
+def _finfo(dt: DType) -> Any:
+    if dt.name == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.finfo(dt.np)
+    return np.finfo(dt.np)
+
+
+def bfloat16_dtype() -> DType:
+    """`tf.bfloat16`: the brain float (8 exponent bits, 7 mantissa bits), stored with the
+    `ml_dtypes` package (the one TF and JAX use), which is imported on first use.
+
+    >>> bfloat16_dtype().is_floating, bfloat16_dtype().size  # doctest: +SKIP
+    (True, 2)
+    """
+    found = _BY_NAME.get("bfloat16")
+    if found is not None:
+        return found
+    try:
+        import ml_dtypes
+    except ImportError as err:
+        raise ImportError(
+            "tf.bfloat16 needs the ml_dtypes package (the bfloat16 NumPy dtype TF and JAX use), "
+            "which is not installed. Install it with `pip install ml_dtypes` (or "
+            "`pip install layerflow[bfloat16]`)."
+        ) from err
+    dt = DType("bfloat16", ml_dtypes.bfloat16, kind="f")
+    _ALL.append(dt)
+    _BY_NAME["bfloat16"] = dt
+    _BY_NP[dt.np] = dt
+    return dt
 
 
 def as_dtype(value: Any) -> DType:
@@ -133,6 +234,8 @@ def as_dtype(value: Any) -> DType:
         found = _BY_NAME.get(value)
         if found is not None:
             return found
+        if value == "bfloat16":
+            return bfloat16_dtype()
     else:
         dtype = getattr(value, "dtype", None)
         if isinstance(dtype, DType):
@@ -145,6 +248,8 @@ def as_dtype(value: Any) -> DType:
             found = _BY_NP.get(npd)
             if found is None and npd.kind in "US":
                 found = string
+            if found is None and npd.name == "bfloat16":
+                found = bfloat16_dtype()
             if found is not None:
                 return found
     raise TypeError(

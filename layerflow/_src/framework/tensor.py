@@ -16,9 +16,13 @@ from layerflow._src.framework.tensor_shape import TensorShape
 
 
 def numpy_text(array: np.ndarray, is_repr: bool = False) -> str:
-    """The `numpy=` part of TF's repr: `2.5` for a scalar, `array([...], dtype=...)` otherwise."""
+    """The `numpy=` part of TF's repr: `2.5` for a scalar, `array([...], dtype=...)` otherwise.
+
+    A scalar's repr is the Python value's (`numpy=6.0`, `numpy=0.10000000149011612` for a
+    float32 0.1, `numpy=b'a'`), its str NumPy's short form (`0.1`), as in TF.
+    """
     if array.ndim == 0:
-        return np.array2string(array)
+        return repr(array.item()) if is_repr else np.array2string(array)
     text = repr(array) if is_repr else str(array)
     return "\n" + text if "\n" in text else text
 
@@ -163,6 +167,15 @@ class Tensor(TensorLike):
     # `_src` is set only on a slice of a Variable (`v[0, 0]`), so that `.assign` can write back.
     __slots__ = ("_data", "_device", "_src")
 
+    # The operators a Tensor overloads (TF's list; `ops/operators.py` installs them).
+    OVERLOADABLE_OPERATORS = frozenset({
+        "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__div__",
+        "__rdiv__", "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+        "__rmod__", "__lt__", "__le__", "__gt__", "__ge__", "__ne__", "__eq__", "__and__",
+        "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__getitem__", "__pow__",
+        "__rpow__", "__invert__", "__neg__", "__abs__", "__matmul__", "__rmatmul__",
+    })  # fmt: skip
+
     def __init__(self, data: Any, device: backend.Device) -> None:
         self._data = data
         self._device = device
@@ -176,6 +189,38 @@ class Tensor(TensorLike):
             )
         variable, key = src
         return variable._assign_slice(key, value)
+
+    @property
+    def name(self) -> str:
+        # An eager tensor has no graph name; TF raises exactly this.
+        raise AttributeError("Tensor.name is undefined when eager execution is enabled.")
+
+    @property
+    def backing_device(self) -> str:
+        """The device holding the buffer (the same as `device` here)."""
+        return self._device.name
+
+    @property
+    def is_packed(self) -> bool:
+        return False  # packed tensors are a TPU/multi-device runtime feature
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """DLPack export (zero-copy): `np.from_dlpack(t)`, `torch.from_dlpack(t)`, ..."""
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._data.__dlpack_device__()
+
+    def set_shape(self, shape: Any) -> None:
+        """Check that `shape` is compatible with this eager tensor's shape (nothing to refine).
+
+        >>> Tensor(np.zeros((1, 2)), None).set_shape([None, 2])
+        """
+        wanted = TensorShape(shape)
+        if not wanted.is_compatible_with(self._data.shape):
+            raise ValueError(
+                f"Tensor's shape {self.shape} is not compatible with supplied shape {wanted}."
+            )
 
     def __repr__(self) -> str:
         return (

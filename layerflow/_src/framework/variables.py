@@ -25,6 +25,7 @@ from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import host_array, to_array
 from layerflow._src.framework.tensor import Tensor, TensorLike, numpy_text
 from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.framework.variable_scatter import ScatterMethods
 from layerflow._src.utils import naming
 
 _creators = threading.local()
@@ -79,7 +80,7 @@ class VariableSynchronization:
     ON_READ = 3
 
 
-class Variable(TensorLike, metaclass=_VariableMeta):
+class Variable(ScatterMethods, TensorLike, metaclass=_VariableMeta):
     """A mutable tensor: model parameters and other state.
 
     >>> import layerflow as tf
@@ -273,8 +274,12 @@ class Variable(TensorLike, metaclass=_VariableMeta):
         return self
 
     def set_shape(self, shape: Any) -> None:
-        if not TensorShape(shape).is_compatible_with(self._data.shape):
-            raise ValueError(f"Variable '{self._name}' has shape {self.shape}, not {shape}.")
+        wanted = TensorShape(shape)
+        if not wanted.is_compatible_with(self._data.shape):
+            raise ValueError(
+                f"Shapes {self.shape} and {wanted} are not compatible: variable '{self._name}' "
+                f"has shape {self.shape}, which set_shape cannot change."
+            )
 
     # --- copies and pickling ---------------------------------------------------------------
     def __reduce__(self) -> Any:

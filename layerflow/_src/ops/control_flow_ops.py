@@ -239,7 +239,10 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
 
 
 def _as_tensor(x: Any) -> Any:
-    return x if isinstance(x, TensorLike) else convert_to_tensor(x)
+    # Composite values (a TensorArray, IndexedSlices: they have a `_type_spec`) stay as they are.
+    if isinstance(x, TensorLike) or hasattr(type(x), "_type_spec"):
+        return x
+    return convert_to_tensor(x)
 
 
 def identity_n(input: Any, name: str | None = None) -> list[Any]:  # noqa: A002 - TF's name

@@ -1,0 +1,4 @@
+"""`tf.experimental`: `Optional` and DLPack exchange (`tf.experimental.dlpack`)."""
+
+from layerflow._src.ops.optional_ops import Optional
+from layerflow.experimental import dlpack
