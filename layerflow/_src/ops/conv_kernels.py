@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src.backend import blas_threads
 from layerflow._src.framework import errors
 
 # Temporary buffers of one convolution call stay below this (see the module docstring).
@@ -253,6 +254,7 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
         cols = im2col(xp, x5, cv, chunk, buf)
         c0 = cv.col0(chunk)
         out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
+        blas_threads.gemm(cv.m, out.shape[2], cv.k)
         xp.matmul(wt, cols, out=out)
         if b is not None:
             out += b
@@ -317,9 +319,11 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
             db += dz3.sum(axis=2)
         if need_w:
             pc = cols if cols is not None else im2col(xp, x5, cv, chunk, cols_buf)
+            blas_threads.gemm(g * k, mg, p)
             dw += xp.matmul(pc, dz3.transpose(0, 2, 1))
         if need_x:
             dcols = dcols_buf[: g * k * p].reshape(g, k, p)
+            blas_threads.gemm(g * k, p, mg)
             xp.matmul(w3, dz3, out=dcols)
             col2im(xp, dcols, x_shape, cv, chunk, dx5)
     dx = None
