@@ -438,7 +438,8 @@ def _matmul(xp: Any, a: Any, b: Any, transpose_a: bool = False, transpose_b: boo
         a = a.swapaxes(-1, -2)  # the method: NumPy's function is a Python wrapper
     if transpose_b:
         b = b.swapaxes(-1, -2)
-    blas_threads.gemm(a.size, b.shape[-1], 1)  # BLAS threads for a.size * n multiply-adds
+    if a.size > 255:  # BLAS threads for a.size * n multiply-adds; below, BLAS uses one
+        blas_threads.gemm(a.size, b.shape[-1], 1)
     try:
         return xp.matmul(a, b)
     except ValueError:  # explain the common mistake; other mismatches get the generic message
