@@ -155,3 +155,15 @@ def test_real_openblas_respects_openblas_num_threads():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          check=True).stdout.split()  # fmt: skip
     assert out == ["1", "1"]
+
+
+def test_only_the_main_thread_switches():
+    import threading
+
+    p, lib, _, _ = policy()
+    worker = threading.Thread(target=lambda: p.gemm(*SMALL))
+    worker.start()
+    worker.join()
+    assert lib.calls == []  # a replica thread leaves the count alone
+    p.gemm(*SMALL)
+    assert lib.calls == [1]

@@ -17,7 +17,9 @@ process, a char-RNN far more. So before a large GEMM the kernels call `gemm(m, n
   count someone else set since (`threadpoolctl.threadpool_limits`, `numpy` users' own calls);
 - calls the library only when the wanted count differs from the one it set last (the
   `threadpoolctl` controller is built once: building one re-scans the loaded libraries, about
-  a millisecond).
+  a millisecond), and only from the main thread: replicas of a `MirroredStrategy` run GEMMs
+  in threads of their own, and a count changed under a running GEMM is not something every
+  BLAS tolerates.
 
 Without `threadpoolctl` importable, or with no BLAS it knows, `gemm` does nothing.
 """
@@ -25,6 +27,7 @@ Without `threadpoolctl` importable, or with no BLAS it knows, `gemm` does nothin
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Any
 
@@ -113,6 +116,7 @@ class BlasThreads:
         self.current = 0  # the count this policy set last (0: none yet)
         self.switches = 0  # calls into the library (for tests and the bench)
         self._next = 0.0
+        self._owner = threading.main_thread().ident  # the one thread that switches
 
     def gemm(self, m: int, n: int, k: int) -> None:
         """Set the thread count for an (m, k) @ (k, n) product (batched: m counts the batch)."""
@@ -128,6 +132,8 @@ class BlasThreads:
             self._set(self.free)
 
     def _set(self, n: int) -> None:
+        if threading.get_ident() != self._owner:
+            return
         if not self.cap:
             self._find()
         if not self._libs or n < 1:
