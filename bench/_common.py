@@ -68,9 +68,11 @@ def busy_core(active: bool = True):
     if not active:
         yield
         return
-    # It spins until its parent goes away (reparented: a killed bench leaves no spinner).
+    # It spins until its parent goes away (reparented: a killed bench leaves no spinner). In a
+    # session of its own, as another user's job is: where the kernel groups CPU time by
+    # session (autogroup), a spinner in the bench's session would halve the worker's share.
     spin = "import os\nparent = os.getppid()\nwhile os.getppid() == parent: pass"
-    proc = subprocess.Popen([sys.executable, "-c", spin])
+    proc = subprocess.Popen([sys.executable, "-c", spin], start_new_session=True)
     try:
         import time
 
