@@ -140,3 +140,26 @@ def test_flat_chunks_cover_every_output_once_within_the_budget(monkeypatch):
             seen[n0:n1, r0:r1] += 1
             assert (r0, r1) == (0, oh) or n1 - n0 == 1  # whole images or bands of one
         assert (seen == 1).all()
+
+
+@pytest.mark.parametrize("strides", [1, 2])
+def test_an_empty_batch_gives_an_empty_output_and_zero_gradients(strides):
+    """As TF: (0, H, W, C) in, (0, OH, OW, M) out; the kernels' gradients are zero."""
+    y = fused_conv2d(tf.zeros((0, 6, 6, 2)), tf.ones((3, 3, 2, 4)), tf.ones((4,)), strides,
+                     "SAME", activation="relu")  # fmt: skip
+    assert tuple(y.shape) == (0, 6 // strides, 6 // strides, 4)
+    geo = conv_kernels.geometry((6, 6), (3, 3), (strides,) * 2, (1, 1), "SAME", "conv2d")
+    cv = conv_kernels.Conv((0, 6, 6, 2), (3, 3, 2, 4), (*geo, (strides,) * 2, (1, 1)), 1)
+    dx, dw, db = conv_kernels.conv_backward(
+        np,
+        np.zeros((0, 6, 6, 2)),
+        np.ones((3, 3, 2, 4)),
+        np.zeros(y.shape),
+        cv,
+        x_shape=(0, 6, 6, 2),
+        need_x=True,
+        need_w=True,
+        need_b=True,
+    )
+    assert dx.shape == (0, 6, 6, 2) and dw.shape == (3, 3, 2, 4) and db.shape == (4,)
+    assert not dw.any() and not db.any()

@@ -277,6 +277,8 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
     applied chunk by chunk. With `keep` (a tape records the op), the patches are returned when
     they were built in one chunk (else None: the backward pass rebuilds them), and with `relu`
     the mask of positive outputs, one bit per value (see `relu_mask`); else both are None."""
+    if not cv.plan:  # an empty batch
+        return xp.zeros((0, *cv.geo[0], cv.m), dtype=x.dtype), None, [] if keep and relu else None
     if cv.flat:
         return flat_forward(xp, x, w, cv, bias, relu, keep)
     (oh, ow) = cv.geo[0]
@@ -332,6 +334,10 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     """(dx, dw, db) of y = conv(x, w) (+ bias, relu when `mask`, the forward's relu mask, is
     given) for dy, each None unless needed. `x` may be None when only dx is needed; `cols` are
     the forward's patches when it kept them."""
+    if not cv.plan:  # an empty batch: nothing flows back
+        return (xp.zeros(x_shape, dtype=dy.dtype) if need_x else None,
+                xp.zeros((cv.kh, cv.kw, cv.cg, cv.m), dtype=dy.dtype) if need_w else None,
+                xp.zeros((cv.m,), dtype=dy.dtype) if need_b else None)  # fmt: skip
     if cv.flat:
         return flat_backward(xp, x, w, dy, cv, need_x, need_w, need_b, mask)
     (oh, ow) = cv.geo[0]
