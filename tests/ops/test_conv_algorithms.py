@@ -163,3 +163,23 @@ def test_an_empty_batch_gives_an_empty_output_and_zero_gradients(strides):
     )
     assert dx.shape == (0, 6, 6, 2) and dw.shape == (3, 3, 2, 4) and db.shape == (4,)
     assert not dw.any() and not db.any()
+
+
+def test_shifted_frames_compute_no_input_gradient_for_the_data_batch(monkeypatch):
+    """As with im2col's col2im: a first layer's backward pass asks for dw only."""
+    asked = []
+    real = conv_kernels.flat_backward
+
+    def spy(xp, x, w, dy, cv, need_x, need_w, need_b, mask):
+        asked.append((tuple(x.shape) if x is not None else None, need_x, need_w))
+        return real(xp, x, w, dy, cv, need_x, need_w, need_b, mask)
+
+    monkeypatch.setattr(conv_kernels, "flat_backward", spy)
+    x = tf.constant(rng.random((2, 8, 8, 1), dtype=np.float32))
+    w1 = tf.Variable(rng.standard_normal((3, 3, 1, 4)).astype(np.float32))
+    w2 = tf.Variable(rng.standard_normal((3, 3, 4, 2)).astype(np.float32))
+    with tf.GradientTape() as tape:
+        h = tf.sigmoid(tf.nn.conv2d(x, w1, 1, "SAME"))
+        y = tf.reduce_sum(tf.nn.conv2d(h, w2, 1, "SAME"))
+    tape.gradient(y, [w1, w2])
+    assert sorted(asked) == [((2, 8, 8, 1), False, True), ((2, 8, 8, 4), True, True)]
