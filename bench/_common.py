@@ -10,6 +10,7 @@ Run under `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` (the workers drop them 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import os
@@ -60,6 +61,34 @@ def emit(name: str, times: list[float], acc: float) -> None:
     print("RESULT " + json.dumps({"name": name, "times": times, "acc": acc, "rss": peak_rss_mib()}))
 
 
+@contextlib.contextmanager
+def busy_core(active: bool = True):
+    """While active: one other process keeps one core busy (an unpinned Python busy loop, as
+    another user's job would), so a bench measures the contended machine."""
+    if not active:
+        yield
+        return
+    # It spins until its parent goes away (reparented: a killed bench leaves no spinner). In a
+    # session of its own, as another user's job is: where the kernel groups CPU time by
+    # session (autogroup), a spinner in the bench's session would halve the worker's share.
+    spin = "import os\nparent = os.getppid()\nwhile os.getppid() == parent: pass"
+    proc = subprocess.Popen([sys.executable, "-c", spin], start_new_session=True)
+    try:
+        import time
+
+        time.sleep(0.3)  # let it reach the scheduler before the worker starts
+        yield
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def machine_load() -> str:
+    """The 1/5/15-minute load averages and the core count, for the report's header."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
 def run_workers(script: str, workers: list[tuple[str, str]], epochs: int, timeout: int) -> list:
     env = {
         k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -92,6 +121,22 @@ def run_workers(script: str, workers: list[tuple[str, str]], epochs: int, timeou
     return results
 
 
+def report_contention(quiet: list, contended: list, title: str) -> None:
+    """Quiet and contended medians side by side, and their ratio (the slowdown)."""
+    print(title)
+    print(f"{'run':<24}{'quiet s/epoch':>15}{'contended':>11}{'slowdown':>10}")
+    busy = {r["name"]: r for r in contended}
+    for r in quiet:
+        q = statistics.median(r["times"][1:] or r["times"])
+        c = busy.get(r["name"])
+        if c is None:
+            print(f"{r['name']:<24}{q:>15.3f}{'-':>11}{'-':>10}")
+            continue
+        cm = statistics.median(c["times"][1:] or c["times"])
+        print(f"{r['name']:<24}{q:>15.3f}{cm:>11.3f}{cm / q:>9.2f}x")
+    print("(contended: another process keeps one core busy during the run; same run)")
+
+
 def report(results: list, baseline: str, title: str) -> None:
     base = next((r for r in results if r["name"] == baseline), None)
     print(title)
@@ -120,10 +165,26 @@ def main(script: str, doc: str | None, workers: list, default_epochs: int, timeo
     ap.add_argument("--epochs", type=int, default=default_epochs)
     ap.add_argument("--worker")
     ap.add_argument("--only", help="comma-separated worker names")
+    ap.add_argument(
+        "--contention",
+        action="store_true",
+        help="run each worker quiet, then beside a busy-loop process; report both",
+    )
     args = ap.parse_args()
     if args.worker:
         {n: f for n, _, f in workers}[args.worker](args.epochs)
         return
     chosen = [(n, py) for n, py, _ in workers if not args.only or n in args.only.split(",")]
-    results = run_workers(script, chosen, args.epochs, timeout=timeout)
-    report(results, baseline, title.format(epochs=args.epochs))
+    print(f"({machine_load()} at start)")
+    if not args.contention:
+        results = run_workers(script, chosen, args.epochs, timeout=timeout)
+        report(results, baseline, title.format(epochs=args.epochs))
+        return
+    quiet, contended = [], []
+    for worker in chosen:  # quiet then contended, worker by worker: the same load drift
+        quiet += run_workers(script, [worker], args.epochs, timeout=timeout)
+        with busy_core():
+            contended += run_workers(script, [worker], args.epochs, timeout=timeout)
+    report(quiet, baseline, title.format(epochs=args.epochs) + ", quiet")
+    report_contention(quiet, contended, title.format(epochs=args.epochs))
+    print(f"({machine_load()} at end)")

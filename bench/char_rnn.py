@@ -191,6 +191,11 @@ def main():
     ap.add_argument("--worker")
     ap.add_argument("--only", help="comma-separated worker names")
     ap.add_argument("--threads", type=int, help="cap every framework's CPU threads")
+    ap.add_argument(
+        "--contention",
+        action="store_true",
+        help="run each worker quiet, then beside a busy-loop process; report both",
+    )
     args = ap.parse_args()
     if args.worker:
         {n: f for n, _, f in WORKERS}[args.worker](args.worker, args.steps)
@@ -202,7 +207,8 @@ def main():
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                     "CHAR_RNN_THREADS"):  # fmt: skip
             env[var] = str(args.threads)
-    results = []
+    print(f"({_common.machine_load()} at start)")
+    results, contended = [], []
     for name, python, _ in WORKERS:
         if args.only and name not in args.only.split(","):
             continue
@@ -210,14 +216,16 @@ def main():
             continue
         exe = sys.executable if python == "self" else _common.PEERS
         cmd = [exe, __file__, "--worker", name, "--steps", str(args.steps)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
-        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-        if proc.returncode != 0 or not lines:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["?"]
-            print(f"{name}: skipped ({tail[0][:160]})", file=sys.stderr)
-            continue
-        results.append(json.loads(lines[-1][len("RESULT ") :]))
-        print(f"  {name}: done", file=sys.stderr, flush=True)
+        for busy in (False, True) if args.contention else (False,):
+            with _common.busy_core(busy):
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+            lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+            if proc.returncode != 0 or not lines:
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["?"]
+                print(f"{name}: skipped ({tail[0][:160]})", file=sys.stderr)
+                continue
+            (contended if busy else results).append(json.loads(lines[-1][len("RESULT ") :]))
+            print(f"  {name}{' (contended)' if busy else ''}: done", file=sys.stderr, flush=True)
     base = next((r for r in results if r["name"] == "tf_keras LSTM tape"), None)
     threads = f", {args.threads} thread(s) each" if args.threads else ""
     print(f"char-RNN: vocab {VOCAB}, hidden {HIDDEN}, {STEPS} steps x batch {BATCH}, "
@@ -229,6 +237,16 @@ def main():
         ratio = med / (statistics.median(base["times"]) * 1000) if base else float("nan")
         print(f"{r['name']:<28}{med:>16.2f}{ratio:>18.2f}{r['acc']:>12.3f}{r['rss']:>14.0f}")
     print("(fit rows: one epoch's wall time / steps, after a warm-up epoch)")
+    if args.contention:
+        busy = {r["name"]: r for r in contended}
+        print(f"{'run':<28}{'quiet ms/step':>15}{'contended':>11}{'slowdown':>10}")
+        for r in results:
+            q = statistics.median(r["times"]) * 1000
+            c = busy.get(r["name"])
+            cm = statistics.median(c["times"]) * 1000 if c else float("nan")
+            print(f"{r['name']:<28}{q:>15.2f}{cm:>11.2f}{cm / q:>9.2f}x")
+        print("(contended: another process keeps one core busy during the run; same run)")
+    print(f"({_common.machine_load()} at end)")
 
 
 if __name__ == "__main__":

@@ -131,6 +131,58 @@ def w_torch(epochs):
     _common.emit("PyTorch eager", times, float((pred == yte).mean()))
 
 
+def floor() -> str:
+    """The epoch's floor on this machine: its GEMMs alone (forward, filter and input
+    gradients of both convolutions as im2col GEMMs, the Dense layers' three GEMMs each), and
+    the memory traffic of building the im2col patches (written once, read once, forward and
+    backward) at this machine's copy bandwidth."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    steps = -(-60000 // BATCH)
+    # (M, K, N) of each GEMM of one step: conv1 (1->6, 5x5 on 28x28, no input gradient),
+    # conv2 (6->16, 5x5 on 14x14), dense 400->120->84->10 (no input gradient for the first).
+    p1, p2 = BATCH * 28 * 28, BATCH * 10 * 10
+    gemms = [(6, 25, p1), (25, p1, 6), (16, 150, p2), (150, p2, 16), (150, 16, p2)]
+    for i, o in ((400, 120), (120, 84), (84, 10)):
+        gemms += [(BATCH, i, o), (i, BATCH, o)] + ([(BATCH, o, i)] if i != 400 else [])
+
+    def best(f, reps=5):
+        ts = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            f()
+            ts.append(time.perf_counter() - t)
+        return min(ts)
+
+    try:  # each GEMM at its best thread count, one or all (what the machine's load allows)
+        from threadpoolctl import threadpool_info, threadpool_limits
+
+        counts = sorted({1, max(i["num_threads"] for i in threadpool_info())})
+    except ImportError:
+        threadpool_limits, counts = None, [None]
+    gemm = 0.0
+    for m, k, n in gemms:
+        a = rng.random((m, k), dtype=np.float32)
+        b = rng.random((k, n), dtype=np.float32)
+        times = []
+        for c in counts:
+            if threadpool_limits is None:
+                times.append(best(lambda a=a, b=b: a @ b))
+                continue
+            with threadpool_limits(c, user_api="blas"):
+                times.append(best(lambda a=a, b=b: a @ b))
+        gemm += min(times)
+    patches = 4 * (25 * p1 + 150 * p2)  # bytes of the two patch matrices
+    src = rng.random(patches // 4, dtype=np.float32)
+    dst = np.empty_like(src)
+    bandwidth = patches / best(lambda: np.copyto(dst, src))
+    traffic = 2 * 2 * patches  # written and read, forward and backward
+    return (f"floor: GEMMs alone {gemm * steps:.2f} s/epoch; im2col patches "
+            f"{patches / 2**20:.0f} MiB/step, their traffic {traffic * steps / bandwidth:.2f} "
+            f"s/epoch at {bandwidth / 1e9:.1f} GB/s copy bandwidth")  # fmt: skip
+
+
 WORKERS = [
     ("layerflow_fit", "self", w_fit),
     ("layerflow_tape", "self", w_tape),
@@ -144,6 +196,8 @@ def main() -> None:
         __file__, __doc__, WORKERS, default_epochs=2, timeout=3600, baseline="TF/Keras fit",
         title=f"LeNet on Fashion-MNIST, {{epochs}} epochs each, batch {BATCH}",
     )  # fmt: skip
+    if "--worker" not in sys.argv:
+        print(floor())
 
 
 if __name__ == "__main__":

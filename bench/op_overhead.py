@@ -3,7 +3,10 @@
 layerflow without a tape and under a recording tape, NumPy, and the peers (TensorFlow, PyTorch,
 JAX) that the interpreter named by $LAYERFLOW_PEERS can import,
 each in its own subprocess. Median of repeated timings. Run under
-`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/op_overhead.py`.
+`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/op_overhead.py [--cpu]`.
+
+`--cpu` times with the process's CPU clock instead of the wall clock: on a machine shared
+with other jobs, the time the scheduler gives to others is then not counted.
 """
 
 from __future__ import annotations
@@ -17,14 +20,16 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import peers_python  # noqa: E402
 
 PEER_CODE = r"""
-import json, sys, timeit, statistics
+import json, sys, time, timeit, statistics
 import numpy as np
 which = sys.argv[1]
+timer = time.process_time if sys.argv[2:] == ["cpu"] else time.perf_counter
 a = np.random.rand(2, 3).astype("float32"); b = np.random.rand(2, 3).astype("float32")
 m = np.random.rand(8, 8).astype("float32"); n = np.random.rand(8, 8).astype("float32")
 
 def med(stmt, number=20000):
-    return statistics.median(timeit.repeat(stmt, number=number, repeat=7)) / number * 1e6
+    times = timeit.repeat(stmt, number=number, repeat=7, timer=timer)
+    return statistics.median(times) / number * 1e6
 
 out = {}
 if which == "numpy":
@@ -62,27 +67,30 @@ print(json.dumps(out))
 """
 
 
-def run(python: str, which: str) -> dict | None:
+def run(python: str, which: str, cpu: bool = False) -> dict | None:
     env = {
         k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
     }
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    proc = subprocess.run([python, "-c", PEER_CODE, which], capture_output=True, text=True,
-                          env=env, timeout=600)  # fmt: skip
+    args = [python, "-c", PEER_CODE, which] + (["cpu"] if cpu else [])
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
     if proc.returncode != 0:
         return None
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
+    cpu = "--cpu" in sys.argv[1:]
     peers = peers_python()
     rows = [("layerflow", sys.executable), ("numpy", sys.executable)]
     if peers is not None:
         rows += [("torch", peers), ("jax", peers), ("tensorflow", peers)]
-    print(f"{'framework':<12}{'add':>9}{'add+tape':>10}{'matmul':>9}{'mm+tape':>9}  (median us/op)")
+    clock = "CPU" if cpu else "wall"
+    print(f"{'framework':<12}{'add':>9}{'add+tape':>10}{'matmul':>9}{'mm+tape':>9}"
+          f"  (median us/op, {clock} clock)")  # fmt: skip
     results = {}
     for which, python in rows:
-        r = run(python, which)
+        r = run(python, which, cpu)
         if r is None:
             print(f"{which:<12} not importable")
             continue

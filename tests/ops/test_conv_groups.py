@@ -135,6 +135,7 @@ def test_chunked_kernels_match_the_reference(monkeypatch, budget, xs, ws, stride
                                              groups):  # fmt: skip
     """A tiny budget cuts the output into one-row bands, a small one into several rows or
     images per chunk; values and all three gradients match, padding clipped at band edges."""
+    monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)  # the im2col algorithm
     geo = conv_kernels.geometry(xs[1:3], ws[:2], strides, dil, padding, "conv2d")
     cv = conv_kernels.Conv(xs, ws, (*geo, strides, dil), groups)
     if budget == "images":  # whole images per chunk, two when there are three

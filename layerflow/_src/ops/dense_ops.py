@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.autodiff.op import input_needed, op
+from layerflow._src.backend import blas_threads
 from layerflow._src.ops.math_ops import _matmul, _reduce_sum, _relu_grad, _reshape
 
 __all__ = ["dense"]
@@ -21,6 +22,7 @@ __all__ = ["dense"]
 
 @op("dense", 3)
 def _dense(xp: Any, x: Any, kernel: Any, bias: Any, relu: bool) -> Any:
+    blas_threads.gemm(x.shape[0], kernel.shape[1], kernel.shape[0])
     out = xp.matmul(x, kernel)
     out += bias
     if relu:

@@ -16,6 +16,7 @@ import numpy as np
 
 from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import input_needed, op
+from layerflow._src.backend import blas_threads
 from layerflow._src.framework import errors
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.compare_ops import (  # noqa: F401 - re-exported
@@ -437,6 +438,8 @@ def _matmul(xp: Any, a: Any, b: Any, transpose_a: bool = False, transpose_b: boo
         a = a.swapaxes(-1, -2)  # the method: NumPy's function is a Python wrapper
     if transpose_b:
         b = b.swapaxes(-1, -2)
+    if a.size > 255:  # BLAS threads for a.size * n multiply-adds; below, BLAS uses one
+        blas_threads.gemm(a.size, b.shape[-1], 1)
     try:
         return xp.matmul(a, b)
     except ValueError:  # explain the common mistake; other mismatches get the generic message

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from layerflow._src.autodiff.op import op, recording
+from layerflow._src.backend import blas_threads
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import to_array
 from layerflow._src.framework.tensor import TensorLike
@@ -79,6 +80,7 @@ def _order(n: int, seq: Seq) -> range:
 
 def _rec(xp: Any, h: Any, u: Any, rmask: Any, gates: int) -> Any:
     """h @ u, each gate's block of u meeting h times that gate's recurrent dropout mask."""
+    blas_threads.gemm(h.shape[0], u.shape[1], u.shape[0])
     if rmask is None:
         return xp.matmul(h, u)
     n = u.shape[1] // gates
@@ -90,6 +92,7 @@ def _rec(xp: Any, h: Any, u: Any, rmask: Any, gates: int) -> Any:
 
 def _rec_t(xp: Any, d: Any, u: Any, rmask: Any, gates: int) -> Any:
     """The gradient of `_rec` with respect to h."""
+    blas_threads.gemm(d.shape[0], u.shape[0], u.shape[1])
     if rmask is None:
         return xp.matmul(d, u.T)
     n = u.shape[1] // gates
@@ -103,6 +106,7 @@ def _rec_kernel_grad(xp: Any, hprev: Any, d: Any, rmask: Any, gates: int) -> Any
     """The gradient of `_rec` summed over all steps, with respect to u: one GEMM per gate."""
     h2 = hprev.reshape(-1, hprev.shape[-1])
     d2 = d.reshape(-1, d.shape[-1])
+    blas_threads.gemm(h2.shape[1], d2.shape[1], h2.shape[0])
     if rmask is None:
         return xp.matmul(h2.T, d2)
     n = d.shape[-1] // gates

@@ -1,0 +1,185 @@
+"""The convolution algorithms `conv_kernels.Conv` picks per shape, each against the NumPy
+reference: values, finite-difference gradients of input, filter and bias, fused relu.
+
+- im2col: patches gathered tap by tap into a budgeted buffer, one batched GEMM per chunk;
+- shifted frames (`flat`): stride 1, each tap's patch rows one contiguous slice of the padded
+  frames, the input gradient added back the same way (no col2im loop).
+
+`FLAT_WASTE` forces the choice: 0 never takes the shifted frames, a large value always does
+for stride 1; a small `CHUNK_BYTES` or `BUDGET_BYTES` cuts the work into several images per
+chunk or bands of rows, with a shorter last chunk."""
+
+import numpy as np
+import pytest
+
+import layerflow as tf
+from layerflow._src.autodiff.gradcheck import check_op
+from layerflow._src.ops import conv_kernels
+from layerflow._src.ops.conv_ops import fused_conv2d
+from tests.ops.test_conv_groups import grouped_ref
+
+rng = np.random.default_rng(5)
+
+# (input, filter, groups, padding, dilations): stride 1, where both algorithms apply.
+CASES = [
+    ((3, 8, 7, 1), (5, 5, 1, 3), 1, "SAME", (1, 1)),  # LeNet's first layer, small
+    ((2, 7, 7, 3), (3, 3, 3, 4), 1, "VALID", (1, 1)),
+    ((2, 6, 8, 4), (3, 2, 2, 6), 2, "SAME", (1, 1)),  # groups
+    ((2, 9, 8, 2), (3, 3, 2, 2), 1, "SAME", (2, 1)),  # dilation
+    ((1, 8, 9, 4), (2, 3, 1, 8), 4, "VALID", (1, 2)),  # depthwise-like, dilated
+    ((2, 6, 5, 2), (3, 3, 2, 3), 1, [[0, 0], [2, 0], [1, 3], [0, 0]], (1, 1)),  # explicit
+]
+
+
+def _ref(a, k, groups, padding, dil):
+    """The reference convolution; explicit padding as np.pad, then VALID."""
+    if not isinstance(padding, str):
+        a, padding = np.pad(a, padding), "VALID"
+    return grouped_ref(a, k, groups, (1, 1), padding, dil)
+
+
+def _cv(xs, ws, groups, padding, dil):
+    geo = conv_kernels.geometry(xs[1:3], ws[:2], (1, 1), dil, padding, "conv2d")
+    return conv_kernels.Conv(xs, ws, (*geo, (1, 1), dil), groups)
+
+
+@pytest.fixture(params=["im2col", "flat", "flat-images", "flat-bands"])
+def algorithm(request, monkeypatch):
+    if request.param == "im2col":
+        monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+    else:
+        monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 1e9)
+    if request.param == "flat-images":  # two images per chunk: a shorter last chunk
+        monkeypatch.setattr(conv_kernels, "CHUNK_BYTES", 1)
+        monkeypatch.setattr(conv_kernels, "flat_chunks", _two_images(conv_kernels.flat_chunks))
+    if request.param == "flat-bands":  # bands of two rows, the last one shorter
+        monkeypatch.setattr(conv_kernels, "CHUNK_BYTES", 1)
+        monkeypatch.setattr(conv_kernels, "flat_chunks", _two_rows)
+    return request.param
+
+
+def _two_images(real):
+    def plan(n, oh, hp, wp, per_pixel, cached):
+        return [(n0, min(n, n0 + 2), 0, oh) for n0 in range(0, n, 2)]
+
+    return plan
+
+
+def _two_rows(n, oh, hp, wp, per_pixel, cached):
+    return [(i, i + 1, r0, min(oh, r0 + 2)) for i in range(n) for r0 in range(0, oh, 2)]
+
+
+@pytest.mark.parametrize("xs,ws,groups,padding,dil", CASES)
+def test_conv_values_and_gradients(algorithm, xs, ws, groups, padding, dil):
+    cv = _cv(xs, ws, groups, padding, dil)
+    assert cv.flat == (algorithm != "im2col")
+    if algorithm == "flat-bands":
+        assert any(r1 - r0 < cv.geo[0][0] for _, _, r0, r1 in cv.plan)
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    check_op(lambda a, k: tf.nn.conv2d(a, k, 1, padding, dilations=dil, groups=groups), [x, w],
+             lambda a, k: _ref(a, k, groups, padding, dil), grad_rtol=1e-4)  # fmt: skip
+
+
+@pytest.mark.parametrize("xs,ws,groups,padding,dil", CASES[:3] + CASES[5:])
+@pytest.mark.parametrize("relu", [False, True])
+def test_fused_bias_and_relu(algorithm, xs, ws, groups, padding, dil, relu):
+    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[-1])
+
+    def ref(a, k, c):
+        out = _ref(a, k, groups, padding, dil) + c
+        return np.maximum(out, 0) if relu else out
+
+    act = "relu" if relu else None
+    check_op(lambda a, k, c: fused_conv2d(a, k, c, 1, padding, dilations=dil, groups=groups,
+                                          activation=act),
+             [x, w, b], ref, grad_rtol=1e-4, dtypes=("float64",))  # fmt: skip
+
+
+def test_input_gradient_alone_and_filter_gradient_alone(algorithm):
+    """The two backprop ops (each the other's gradient) on the same algorithm."""
+    xs, ws = (2, 7, 6, 3), (3, 3, 3, 4)
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    dy = rng.standard_normal((2, 7, 6, 4))
+    xt, wt = tf.constant(x), tf.constant(w)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([xt, wt])
+        y = tf.nn.conv2d(xt, wt, 1, "SAME")
+    gx, gw = tape.gradient(y, [xt, wt], output_gradients=tf.constant(dy))
+    # The reference gradients: the adjoint of the reference convolution, by its linearity.
+    ref_gx = np.zeros(xs)
+    for idx in np.ndindex(*xs):
+        e = np.zeros(xs)
+        e[idx] = 1.0
+        ref_gx[idx] = (grouped_ref(e, w, 1, (1, 1), "SAME") * dy).sum()
+    ref_gw = np.zeros(ws)
+    for idx in np.ndindex(*ws):
+        e = np.zeros(ws)
+        e[idx] = 1.0
+        ref_gw[idx] = (grouped_ref(x, e, 1, (1, 1), "SAME") * dy).sum()
+    np.testing.assert_allclose(gx.numpy(), ref_gx, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(gw.numpy(), ref_gw, rtol=1e-10, atol=1e-10)
+
+
+def test_the_choice_per_shape():
+    """Stride 1 with a frame close to the output takes the shifted frames; strides, 1x1 and
+    frames far larger than the output (a big kernel on a small image) take im2col."""
+    assert _cv((8, 28, 28, 1), (5, 5, 1, 6), 1, "SAME", (1, 1)).flat  # LeNet conv 1
+    assert _cv((8, 56, 56, 64), (3, 3, 64, 64), 1, "SAME", (1, 1)).flat  # VGG-style
+    assert not _cv((8, 14, 14, 6), (9, 9, 6, 16), 1, "VALID", (1, 1)).flat  # 196 vs 36 pixels
+    assert not _cv((8, 8, 8, 4), (1, 1, 4, 8), 1, "VALID", (1, 1)).flat  # pointwise GEMM
+    geo = conv_kernels.geometry((28, 28), (5, 5), (2, 2), (1, 1), "SAME", "conv2d")
+    assert not conv_kernels.Conv((8, 28, 28, 1), (5, 5, 1, 6), (*geo, (2, 2), (1, 1)), 1).flat
+
+
+def test_flat_chunks_cover_every_output_once_within_the_budget(monkeypatch):
+    monkeypatch.setattr(conv_kernels, "CHUNK_BYTES", 10_000)
+    for n, oh, hp, wp in [(5, 28, 32, 32), (3, 10, 14, 14), (2, 200, 202, 202)]:
+        plan = conv_kernels.flat_chunks(n, oh, hp, wp, 8 * 60, 4 * 30)
+        seen = np.zeros((n, oh), int)
+        for n0, n1, r0, r1 in plan:
+            seen[n0:n1, r0:r1] += 1
+            assert (r0, r1) == (0, oh) or n1 - n0 == 1  # whole images or bands of one
+        assert (seen == 1).all()
+
+
+@pytest.mark.parametrize("strides", [1, 2])
+def test_an_empty_batch_gives_an_empty_output_and_zero_gradients(strides):
+    """As TF: (0, H, W, C) in, (0, OH, OW, M) out; the kernels' gradients are zero."""
+    y = fused_conv2d(tf.zeros((0, 6, 6, 2)), tf.ones((3, 3, 2, 4)), tf.ones((4,)), strides,
+                     "SAME", activation="relu")  # fmt: skip
+    assert tuple(y.shape) == (0, 6 // strides, 6 // strides, 4)
+    geo = conv_kernels.geometry((6, 6), (3, 3), (strides,) * 2, (1, 1), "SAME", "conv2d")
+    cv = conv_kernels.Conv((0, 6, 6, 2), (3, 3, 2, 4), (*geo, (strides,) * 2, (1, 1)), 1)
+    dx, dw, db = conv_kernels.conv_backward(
+        np,
+        np.zeros((0, 6, 6, 2)),
+        np.ones((3, 3, 2, 4)),
+        np.zeros(y.shape),
+        cv,
+        x_shape=(0, 6, 6, 2),
+        need_x=True,
+        need_w=True,
+        need_b=True,
+    )
+    assert dx.shape == (0, 6, 6, 2) and dw.shape == (3, 3, 2, 4) and db.shape == (4,)
+    assert not dw.any() and not db.any()
+
+
+def test_shifted_frames_compute_no_input_gradient_for_the_data_batch(monkeypatch):
+    """As with im2col's col2im: a first layer's backward pass asks for dw only."""
+    asked = []
+    real = conv_kernels.flat_backward
+
+    def spy(xp, x, w, dy, cv, need_x, need_w, need_b, mask):
+        asked.append((tuple(x.shape) if x is not None else None, need_x, need_w))
+        return real(xp, x, w, dy, cv, need_x, need_w, need_b, mask)
+
+    monkeypatch.setattr(conv_kernels, "flat_backward", spy)
+    x = tf.constant(rng.random((2, 8, 8, 1), dtype=np.float32))
+    w1 = tf.Variable(rng.standard_normal((3, 3, 1, 4)).astype(np.float32))
+    w2 = tf.Variable(rng.standard_normal((3, 3, 4, 2)).astype(np.float32))
+    with tf.GradientTape() as tape:
+        h = tf.sigmoid(tf.nn.conv2d(x, w1, 1, "SAME"))
+        y = tf.reduce_sum(tf.nn.conv2d(h, w2, 1, "SAME"))
+    tape.gradient(y, [w1, w2])
+    assert sorted(asked) == [((2, 8, 8, 1), False, True), ((2, 8, 8, 4), True, True)]
