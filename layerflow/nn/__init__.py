@@ -54,3 +54,18 @@ from layerflow._src.ops.normalization_ops import (
 from layerflow._src.ops.ordering_ops import approx_max_k, approx_min_k
 from layerflow._src.ops.reduce_ops import top_k
 from layerflow._src.ops.segment_ops import in_top_k
+
+# isort: split
+# --- convolution family, space-to-batch, pooling (h-tfnn) ---
+from layerflow._src.ops.conv3d_ops import avg_pool3d, conv3d, conv3d_transpose, max_pool3d
+from layerflow._src.ops.conv_transpose_ops import (
+    atrous_conv2d,
+    atrous_conv2d_transpose,
+    conv1d_transpose,
+    conv_transpose,
+    convolution,
+    depthwise_conv2d_backprop_filter,
+    depthwise_conv2d_backprop_input,
+    separable_conv2d,
+)
+from layerflow._src.ops.space_batch_ops import pool, space_to_batch, with_space_to_batch
