@@ -194,6 +194,7 @@ from layerflow._src.ops.conv_transpose_ops import (
     conv2d_backprop_filter_v2,
     conv2d_backprop_input_v2,
 )
+from layerflow._src.ops.pool_extra_ops import extract_volume_patches
 from layerflow._src.ops.space_batch_ops import (
     batch_to_space,
     required_space_to_batch_paddings,

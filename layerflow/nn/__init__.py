@@ -68,4 +68,16 @@ from layerflow._src.ops.conv_transpose_ops import (
     depthwise_conv2d_backprop_input,
     separable_conv2d,
 )
+from layerflow._src.ops.nn_extra_ops import (
+    batch_norm_with_global_normalization,
+    isotonic_regression,
+)
+from layerflow._src.ops.pool_extra_ops import (
+    dilation2d,
+    erosion2d,
+    fractional_avg_pool,
+    fractional_max_pool,
+    max_pool_with_argmax,
+)
 from layerflow._src.ops.space_batch_ops import pool, space_to_batch, with_space_to_batch
+from layerflow.nn import experimental
