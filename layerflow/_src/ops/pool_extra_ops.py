@@ -148,7 +148,7 @@ def erosion2d(value: Any, filters: Any, strides: Any, padding: str, data_format:
     (reflected), i.e. `-dilation2d(-value, reverse(filters))`.
 
     >>> import layerflow as tf
-    >>> x = tf.reshape(tf.range(9.0), (1, 3, 3, 1))
+    >>> x = tf.reshape(tf.range(1.0, 10.0), (1, 3, 3, 1))
     >>> tf.nn.erosion2d(x, tf.zeros((2, 2, 1)), [1, 1, 1, 1], "VALID", "NHWC",
     ...                 [1, 1, 1, 1])[0, :, :, 0].numpy()
     array([[0., 1.],
