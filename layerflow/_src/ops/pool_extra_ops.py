@@ -151,8 +151,8 @@ def erosion2d(value: Any, filters: Any, strides: Any, padding: str, data_format:
     >>> x = tf.reshape(tf.range(1.0, 10.0), (1, 3, 3, 1))
     >>> tf.nn.erosion2d(x, tf.zeros((2, 2, 1)), [1, 1, 1, 1], "VALID", "NHWC",
     ...                 [1, 1, 1, 1])[0, :, :, 0].numpy()
-    array([[0., 1.],
-           [3., 4.]], dtype=float32)
+    array([[1., 2.],
+           [4., 5.]], dtype=float32)
     """
     f = _as_tensor(filters)
     return -dilation2d(-_as_tensor(value), reverse(f, [0, 1]), strides, padding, data_format,
