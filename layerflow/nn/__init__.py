@@ -68,6 +68,13 @@ from layerflow._src.ops.conv_transpose_ops import (
     depthwise_conv2d_backprop_input,
     separable_conv2d,
 )
+from layerflow._src.ops.ctc_ops import (
+    collapse_repeated,
+    ctc_beam_search_decoder,
+    ctc_greedy_decoder,
+    ctc_loss,
+    ctc_unique_labels,
+)
 from layerflow._src.ops.nn_extra_ops import (
     batch_norm_with_global_normalization,
     isotonic_regression,
