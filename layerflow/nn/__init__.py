@@ -57,6 +57,14 @@ from layerflow._src.ops.segment_ops import in_top_k
 
 # isort: split
 # --- convolution family, space-to-batch, pooling (h-tfnn) ---
+from layerflow._src.ops.candidate_sampling_ops import (
+    all_candidate_sampler,
+    compute_accidental_hits,
+    fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler,
+    nce_loss,
+    sampled_softmax_loss,
+)
 from layerflow._src.ops.conv3d_ops import avg_pool3d, conv3d, conv3d_transpose, max_pool3d
 from layerflow._src.ops.conv_transpose_ops import (
     atrous_conv2d,
