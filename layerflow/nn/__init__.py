@@ -96,3 +96,21 @@ from layerflow._src.ops.pool_extra_ops import (
 )
 from layerflow._src.ops.space_batch_ops import pool, space_to_batch, with_space_to_batch
 from layerflow.nn import experimental
+
+# The Keras 2 cell wrappers live in keras (imported on first use, to keep `import layerflow` fast).
+_KERAS_CELL_WRAPPERS = {
+    "RNNCellDeviceWrapper": "DeviceWrapper",
+    "RNNCellDropoutWrapper": "DropoutWrapper",
+    "RNNCellResidualWrapper": "ResidualWrapper",
+}
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module hook
+    target = _KERAS_CELL_WRAPPERS.get(name)
+    if target is None:
+        raise AttributeError(f"module 'layerflow.nn' has no attribute {name!r}")
+    from layerflow._src.keras.layers import rnn_cell_wrappers
+
+    value = getattr(rnn_cell_wrappers, target)
+    globals()[name] = value
+    return value
