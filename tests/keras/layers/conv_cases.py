@@ -153,3 +153,44 @@ def cases() -> list[tuple[str, str, dict, np.ndarray]]:
     rng = np.random.default_rng(7)
     return [(cid, name, kw, rng.standard_normal(shape).astype("float32"))
             for cid, name, kw, shape in CASES]  # fmt: skip
+
+
+CASES += [
+    (
+        "clstm1d_seq",
+        "ConvLSTM1D",
+        {"filters": 2, "kernel_size": 3, "return_sequences": True},
+        (2, 3, 6, 2),
+    ),
+    (
+        "clstm2d_same_back",
+        "ConvLSTM2D",
+        {"filters": 3, "kernel_size": (2, 3), "padding": "same", "go_backwards": True},
+        (2, 3, 4, 5, 2),
+    ),
+    (
+        "clstm2d_stride_cf",
+        "ConvLSTM2D",
+        {
+            "filters": 2,
+            "kernel_size": 2,
+            "strides": 2,
+            "data_format": "channels_first",
+            "activation": "relu",
+            "recurrent_activation": "sigmoid",
+        },
+        (1, 3, 2, 5, 5),
+    ),
+    (
+        "clstm2d_dil",
+        "ConvLSTM2D",
+        {"filters": 2, "kernel_size": 2, "dilation_rate": 2, "return_sequences": True},
+        (1, 2, 6, 6, 1),
+    ),
+    (
+        "clstm3d",
+        "ConvLSTM3D",
+        {"filters": 2, "kernel_size": 2, "padding": "same"},
+        (1, 2, 3, 3, 3, 2),
+    ),
+]

@@ -90,6 +90,7 @@ from layerflow._src.keras.layers.spatial_reshaping import (
 
 # isort: split
 # --- convolution and 3-D pooling layers (h-tfnn) ---
+from layerflow._src.keras.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from layerflow._src.keras.layers.convolutional_extra import (
     Conv1DTranspose,
     Conv2DTranspose,
