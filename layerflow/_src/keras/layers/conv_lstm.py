@@ -155,6 +155,8 @@ class _ConvLSTM(Layer):
                  go_backwards: bool = False, stateful: bool = False, dropout: float = 0.0,
                  recurrent_dropout: float = 0.0, **kwargs: Any) -> None:  # fmt: skip
         kwargs.pop("unroll", None)  # a speed hint; steps always run as a Python loop here
+        if kwargs.pop("time_major", False):
+            raise ValueError(f"{type(self).__name__}: time_major=True is not supported (tf_keras).")
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         owner = f"{type(self).__name__} '{self.name}'"
         if stateful:
@@ -276,7 +278,8 @@ class _ConvLSTM(Layer):
             "bias_constraint": _maybe(constraints.serialize, c.bias_constraint),
             "dropout": c.dropout, "recurrent_dropout": c.recurrent_dropout,
             "return_sequences": self.return_sequences, "return_state": self.return_state,
-            "go_backwards": self.go_backwards, "stateful": False,
+            "go_backwards": self.go_backwards, "stateful": False, "unroll": False,
+            "time_major": False,
         })  # fmt: skip
         return config
 
