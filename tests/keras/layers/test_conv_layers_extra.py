@@ -169,3 +169,18 @@ def test_locally_connected_implementations_agree(rank):
     y1 = l1(x).numpy()
     np.testing.assert_allclose(l2(x).numpy(), y1, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(l3(x).numpy(), y1, rtol=1e-5, atol=1e-5)
+
+
+def test_weights_file_round_trip(tmp_path):
+    def make():
+        return tf.keras.Sequential([
+            L.SeparableConv2D(3, 2, input_shape=(6, 6, 2)), L.Conv2DTranspose(2, 2, strides=2),
+            L.LocallyConnected2D(2, 3, implementation=3), L.Flatten(), L.Dense(1),
+        ])  # fmt: skip
+
+    x = rng.standard_normal((2, 6, 6, 2)).astype("float32")
+    a, b = make(), make()
+    path = str(tmp_path / "conv.weights.h5")
+    a.save_weights(path)
+    b.load_weights(path)
+    np.testing.assert_allclose(b(x).numpy(), a(x).numpy(), rtol=1e-6)
