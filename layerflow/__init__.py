@@ -203,6 +203,21 @@ from layerflow.dtypes import (  # the dtype constants are tf.dtypes' own
     uint64,
 )
 
+# isort: split
+# --- convolution family and space-to-batch (h-tfnn) ---
+from layerflow._src.ops.conv_transpose_ops import (
+    conv,
+    conv2d_backprop_filter_v2,
+    conv2d_backprop_input_v2,
+)
+from layerflow._src.ops.pool_extra_ops import extract_volume_patches
+from layerflow._src.ops.space_batch_ops import (
+    batch_to_space,
+    required_space_to_batch_paddings,
+    space_to_batch,
+    space_to_batch_nd,
+)
+
 device = _DeviceContext
 
 

@@ -29,5 +29,15 @@ from layerflow._src.ops.stateless_random_ops import (
     stateless_uniform,
 )
 
+# isort: split
+# --- candidate samplers (h-tfnn) ---
+from layerflow._src.ops.candidate_sampling_ops import (
+    all_candidate_sampler,
+    fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
+
 # Last: `experimental` re-exports names of this partly imported module.
 from layerflow.random import experimental

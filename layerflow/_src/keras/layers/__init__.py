@@ -87,3 +87,35 @@ from layerflow._src.keras.layers.spatial_reshaping import (
     ZeroPadding1D,
     ZeroPadding3D,
 )
+
+# isort: split
+# --- convolution and 3-D pooling layers (h-tfnn) ---
+from layerflow._src.keras.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
+from layerflow._src.keras.layers.convolutional_extra import (
+    Conv1DTranspose,
+    Conv2DTranspose,
+    Conv3D,
+    Conv3DTranspose,
+    Convolution1D,
+    Convolution1DTranspose,
+    Convolution2D,
+    Convolution2DTranspose,
+    Convolution3D,
+    Convolution3DTranspose,
+    DepthwiseConv1D,
+    SeparableConv1D,
+    SeparableConv2D,
+    SeparableConvolution1D,
+    SeparableConvolution2D,
+)
+from layerflow._src.keras.layers.locally_connected import LocallyConnected1D, LocallyConnected2D
+from layerflow._src.keras.layers.pooling_extra import (
+    AveragePooling3D,
+    AvgPool3D,
+    GlobalAveragePooling3D,
+    GlobalAvgPool3D,
+    GlobalMaxPool3D,
+    GlobalMaxPooling3D,
+    MaxPool3D,
+    MaxPooling3D,
+)

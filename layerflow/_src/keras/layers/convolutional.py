@@ -61,6 +61,7 @@ def conv_output_length(
 class _Conv(Layer):
     _cast_inputs_to_compute_dtype = True  # numeric inputs become floats (tf.keras)
     rank = 2
+    _kernel_name = "kernel"  # the weight's name (tf_keras: "depthwise_kernel" for depthwise)
 
     def __init__(
         self,
@@ -123,7 +124,7 @@ class _Conv(Layer):
                 f"known, got shape {shape}."
             )
         self.kernel = self.add_weight(
-            "kernel",
+            self._kernel_name,
             shape=self._kernel_shape(channels),
             initializer=self.kernel_initializer,
             regularizer=self.kernel_regularizer,
