@@ -27,7 +27,6 @@ import numpy as np
 
 from layerflow._src import backend
 from layerflow._src.autodiff import tape as _tape
-from layerflow._src.autograph.conversion import convert as autograph_convert
 from layerflow._src.data.structure import TensorSpec
 from layerflow._src.framework import convert, dtypes
 from layerflow._src.framework.tensor import Tensor, TensorLike
@@ -44,6 +43,13 @@ _run_eagerly = [False]
 # The AutoGraph converter: a callable `fn -> converted fn`, applied to the Python body when a
 # function is created with autograph=True: AutoGraph's `convert` (`autograph/conversion.py`),
 # replaceable with `set_autograph_converter`.
+def autograph_convert(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """AutoGraph's `convert`, imported on the first trace (it is not needed to import layerflow)."""
+    from layerflow._src.autograph.conversion import convert
+
+    return convert(fn)
+
+
 _autograph: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [autograph_convert]
 
 _VARIABLE_ERROR = (
