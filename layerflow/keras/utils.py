@@ -4,6 +4,7 @@ import importlib
 
 _SERIALIZATION = "layerflow._src.keras.serialization"
 _NUMERIC = "layerflow._src.keras.utils.numeric"
+_IO = "layerflow._src.keras.utils.io_utils"
 
 _NAMES = {
     "register_keras_serializable": (_SERIALIZATION, "register_keras_serializable"),
@@ -18,6 +19,11 @@ _NAMES = {
     "set_random_seed": (_NUMERIC, "set_random_seed"),
     "plot_history": ("layerflow._src.keras.utils.plotting", "plot_history"),
     "SidecarEvaluator": ("layerflow._src.keras.training.sidecar", "SidecarEvaluator"),
+    "get_file": ("layerflow._src.keras.utils.data_utils", "get_file"),
+    "Progbar": ("layerflow._src.keras.utils.progress", "Progbar"),
+    "is_interactive_logging_enabled": (_IO, "is_interactive_logging_enabled"),
+    "enable_interactive_logging": (_IO, "enable_interactive_logging"),
+    "disable_interactive_logging": (_IO, "disable_interactive_logging"),
 }  # fmt: skip
 
 
