@@ -5,6 +5,8 @@ import importlib
 _SERIALIZATION = "layerflow._src.keras.serialization"
 _NUMERIC = "layerflow._src.keras.utils.numeric"
 _IO = "layerflow._src.keras.utils.io_utils"
+_LAYER_UTILS = "layerflow._src.keras.utils.layer_utils"
+_ADAPTER = "layerflow._src.keras.training.data_adapter"
 
 _NAMES = {
     "register_keras_serializable": (_SERIALIZATION, "register_keras_serializable"),
@@ -24,6 +26,15 @@ _NAMES = {
     "is_interactive_logging_enabled": (_IO, "is_interactive_logging_enabled"),
     "enable_interactive_logging": (_IO, "enable_interactive_logging"),
     "disable_interactive_logging": (_IO, "disable_interactive_logging"),
+    "get_custom_objects": (_SERIALIZATION, "get_custom_objects"),
+    "to_ordinal": (_NUMERIC, "to_ordinal"),
+    "pad_sequences": ("layerflow._src.keras.utils.sequences", "pad_sequences"),
+    "TimedThread": ("layerflow._src.keras.utils.timed_threads", "TimedThread"),
+    "legacy": ("layerflow._src.keras.utils.legacy", None),
+    "get_source_inputs": (_LAYER_UTILS, "get_source_inputs"),
+    "warmstart_embedding_matrix": (_LAYER_UTILS, "warmstart_embedding_matrix"),
+    "pack_x_y_sample_weight": (_ADAPTER, "pack_x_y_sample_weight"),
+    "unpack_x_y_sample_weight": (_ADAPTER, "unpack_x_y_sample_weight"),
 }  # fmt: skip
 
 
@@ -31,4 +42,5 @@ def __getattr__(name):  # noqa: ANN001, ANN202 - module hook
     target = _NAMES.get(name)
     if target is None:
         raise AttributeError(f"module 'layerflow.keras.utils' has no attribute {name!r}")
-    return getattr(importlib.import_module(target[0]), target[1])
+    module = importlib.import_module(target[0])
+    return module if target[1] is None else getattr(module, target[1])
