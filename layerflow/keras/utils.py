@@ -7,6 +7,7 @@ _NUMERIC = "layerflow._src.keras.utils.numeric"
 _IO = "layerflow._src.keras.utils.io_utils"
 _LAYER_UTILS = "layerflow._src.keras.utils.layer_utils"
 _ADAPTER = "layerflow._src.keras.training.data_adapter"
+_SEQUENCE = "layerflow._src.keras.utils.sequence"
 
 _NAMES = {
     "register_keras_serializable": (_SERIALIZATION, "register_keras_serializable"),
@@ -34,6 +35,10 @@ _NAMES = {
     "get_source_inputs": (_LAYER_UTILS, "get_source_inputs"),
     "warmstart_embedding_matrix": (_LAYER_UTILS, "warmstart_embedding_matrix"),
     "pack_x_y_sample_weight": (_ADAPTER, "pack_x_y_sample_weight"),
+    "Sequence": (_SEQUENCE, "Sequence"),
+    "SequenceEnqueuer": (_SEQUENCE, "SequenceEnqueuer"),
+    "OrderedEnqueuer": (_SEQUENCE, "OrderedEnqueuer"),
+    "GeneratorEnqueuer": (_SEQUENCE, "GeneratorEnqueuer"),
     "unpack_x_y_sample_weight": (_ADAPTER, "unpack_x_y_sample_weight"),
 }  # fmt: skip
 
