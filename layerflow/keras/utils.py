@@ -36,6 +36,10 @@ _NAMES = {
     "warmstart_embedding_matrix": (_LAYER_UTILS, "warmstart_embedding_matrix"),
     "pack_x_y_sample_weight": (_ADAPTER, "pack_x_y_sample_weight"),
     "Sequence": (_SEQUENCE, "Sequence"),
+    "split_dataset": ("layerflow._src.keras.utils.dataset_utils", "split_dataset"),
+    "timeseries_dataset_from_array": (
+        "layerflow._src.keras.utils.dataset_utils", "timeseries_dataset_from_array"
+    ),
     "SequenceEnqueuer": (_SEQUENCE, "SequenceEnqueuer"),
     "OrderedEnqueuer": (_SEQUENCE, "OrderedEnqueuer"),
     "GeneratorEnqueuer": (_SEQUENCE, "GeneratorEnqueuer"),
