@@ -8,6 +8,7 @@ _IO = "layerflow._src.keras.utils.io_utils"
 _LAYER_UTILS = "layerflow._src.keras.utils.layer_utils"
 _ADAPTER = "layerflow._src.keras.training.data_adapter"
 _SEQUENCE = "layerflow._src.keras.utils.sequence"
+_IMAGE = "layerflow._src.keras.utils.image_utils"
 
 _NAMES = {
     "register_keras_serializable": (_SERIALIZATION, "register_keras_serializable"),
@@ -36,6 +37,13 @@ _NAMES = {
     "warmstart_embedding_matrix": (_LAYER_UTILS, "warmstart_embedding_matrix"),
     "pack_x_y_sample_weight": (_ADAPTER, "pack_x_y_sample_weight"),
     "Sequence": (_SEQUENCE, "Sequence"),
+    "load_img": (_IMAGE, "load_img"),
+    "img_to_array": (_IMAGE, "img_to_array"),
+    "array_to_img": (_IMAGE, "array_to_img"),
+    "save_img": (_IMAGE, "save_img"),
+    "image_dataset_from_directory": (
+        "layerflow._src.keras.utils.image_dataset", "image_dataset_from_directory"
+    ),
     "split_dataset": ("layerflow._src.keras.utils.dataset_utils", "split_dataset"),
     "timeseries_dataset_from_array": (
         "layerflow._src.keras.utils.dataset_utils", "timeseries_dataset_from_array"
