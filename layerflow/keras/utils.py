@@ -37,6 +37,8 @@ _NAMES = {
     "warmstart_embedding_matrix": (_LAYER_UTILS, "warmstart_embedding_matrix"),
     "pack_x_y_sample_weight": (_ADAPTER, "pack_x_y_sample_weight"),
     "Sequence": (_SEQUENCE, "Sequence"),
+    "model_to_dot": ("layerflow._src.keras.utils.vis_utils", "model_to_dot"),
+    "plot_model": ("layerflow._src.keras.utils.vis_utils", "plot_model"),
     "load_img": (_IMAGE, "load_img"),
     "img_to_array": (_IMAGE, "img_to_array"),
     "array_to_img": (_IMAGE, "array_to_img"),
