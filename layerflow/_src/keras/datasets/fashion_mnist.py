@@ -6,7 +6,7 @@ import pathlib
 
 import numpy as np
 
-from layerflow._src.keras.datasets import idx
+from layerflow._src.keras.datasets import idx, keras_cache
 
 SOURCE = idx.Source(
     name="fashion-mnist",
@@ -43,13 +43,20 @@ def load_data() -> idx.Splits:
 
     Returns `(x_train, y_train), (x_test, y_test)`: images of shape (60000, 28, 28) and
     (10000, 28, 28), labels 0-9. Files are looked up in `$LAYERFLOW_DATASETS/fashion-mnist/`,
-    then `~/.layerflow/datasets/fashion-mnist/`, and downloaded (checksummed) when missing.
+    then `~/.layerflow/datasets/fashion-mnist/`, then Keras's cache
+    (`$KERAS_HOME/datasets/fashion-mnist/`, `~/.keras/datasets/fashion-mnist/`), and downloaded
+    (checksummed) when missing.
 
     >>> import layerflow as tf
     >>> (x_train, y_train), (x_test, y_test) = tf.keras.datasets.fashion_mnist.load_data()
     >>> x_train.shape, y_test.dtype
     ((60000, 28, 28), dtype('uint8'))
     """
+    if idx.locate(SOURCE.name) is None:
+        for home in keras_cache.homes():
+            folder = pathlib.Path(home) / "datasets"
+            if idx.locate(SOURCE.name, cache_dir=folder) is not None:
+                return idx.load(SOURCE, cache_dir=folder)
     return idx.load(SOURCE)
 
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
-import numpy as np
-
-from layerflow._src.keras.datasets import idx
+from layerflow._src.keras.datasets import idx, keras_cache, safe_load
 
 SOURCE = idx.Source(
     name="mnist",
@@ -30,14 +28,26 @@ SOURCE = idx.Source(
     },
 )
 
+# Keras's own copy: `mnist.npz` in `$KERAS_HOME/datasets/` or `~/.keras/datasets/`.
+KERAS_NPZ_SHA256 = "731c5ac602752760c8e48fbffcf8c3b850d9dc2a2aedcf2cc48468fc17b673d1"
+
+
+def _read_npz(npz: pathlib.Path | str) -> idx.Splits:
+    data = safe_load.load_npz(npz)
+    safe_load.require(data, ("x_train", "y_train", "x_test", "y_test"), npz)
+    if any(data[k].dtype.hasobject for k in ("x_train", "y_train", "x_test", "y_test")):
+        raise ValueError(f"{npz} holds object arrays; an MNIST file holds uint8 arrays.")
+    return (data["x_train"], data["y_train"]), (data["x_test"], data["y_test"])
+
 
 def load_data(path: str | None = None) -> idx.Splits:
     """The MNIST training and test sets as NumPy uint8 arrays.
 
     Returns `(x_train, y_train), (x_test, y_test)`: images (60000, 28, 28) and (10000, 28, 28),
     labels 0-9. Files are looked up in `$LAYERFLOW_DATASETS/mnist/`, then
-    `~/.layerflow/datasets/mnist/`, and downloaded (checksummed) when missing. `path` may name
-    a Keras `mnist.npz` file to read instead.
+    `~/.layerflow/datasets/mnist/`, then Keras's cache (`mnist.npz`, SHA-256 checked, in
+    `$KERAS_HOME/datasets/` or `~/.keras/datasets/`), and downloaded (checksummed) when missing.
+    `path` may name a Keras `mnist.npz` file to read instead.
 
     >>> import layerflow as tf
     >>> (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()  # doctest: +SKIP
@@ -49,6 +59,9 @@ def load_data(path: str | None = None) -> idx.Splits:
                 f"mnist.load_data(path={path!r}): no such file. Pass a Keras mnist.npz file, or "
                 "no path to use the IDX files."
             )
-        with np.load(npz) as data:
-            return (data["x_train"], data["y_train"]), (data["x_test"], data["y_test"])
+        return _read_npz(npz)
+    if idx.locate(SOURCE.name) is None:
+        cached = keras_cache.find("mnist.npz", KERAS_NPZ_SHA256)
+        if cached is not None:
+            return _read_npz(cached)
     return idx.load(SOURCE)

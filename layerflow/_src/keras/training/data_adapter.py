@@ -16,6 +16,7 @@ import numpy as np
 
 from layerflow._src import backend
 from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.keras.utils.sequence import Sequence, ordered_map
 from layerflow._src.ops import random_ops
 from layerflow._src.utils import nest
 
@@ -247,6 +248,52 @@ class IterableData:
             self._yielded += 1
 
 
+class _SequenceBatches:
+    """A `Sequence` read as an iterable: one pass per `iter()` (endless when `fit` asks for a
+    different number of steps), batches reordered when shuffling, read by `workers` threads,
+    and `on_epoch_end()` called once each pass's batches have all been read."""
+
+    def __init__(self, seq: Sequence, shuffle: Any, endless: bool) -> None:
+        self.seq, self.shuffle, self.endless = seq, bool(shuffle), endless
+        self.workers, self.max_queue_size = 1, 10
+        self._rng = _rng() if shuffle else None
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def _one_pass(self) -> Iterator[Any]:
+        order = list(range(len(self.seq)))
+        if self._rng is not None:
+            order = [int(i) for i in self._rng.permutation(len(order))]
+        last = len(order) - 1
+        for k, item in enumerate(ordered_map(self.seq.__getitem__, order, self.workers,
+                                             self.max_queue_size)):  # fmt: skip
+            if k == last:
+                self.seq.on_epoch_end()  # before the last yield: a consumer may stop there
+            yield item
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            yield from self._one_pass()
+            if not self.endless or len(self.seq) == 0:
+                return
+
+
+def _sequence_data(x: Sequence, steps: int | None, shuffle: Any,
+                   class_weight: dict | None) -> IterableData:  # fmt: skip
+    endless = steps is not None and steps != len(x)
+    return IterableData(_SequenceBatches(x, shuffle, endless), steps, class_weight)
+
+
+def set_workers(data: Any, workers: int = 1, use_multiprocessing: bool = False,
+                max_queue_size: int = 10) -> None:  # fmt: skip
+    """`fit`/`evaluate`/`predict`'s `workers=`: threads reading a `Sequence` (multiprocessing
+    is accepted and uses threads too)."""
+    source = getattr(data, "data", None)
+    if isinstance(source, _SequenceBatches):
+        source.workers, source.max_queue_size = int(workers or 1), int(max_queue_size or 10)
+
+
 def _known_length(data: Any) -> int | None:
     card = getattr(data, "cardinality", None)
     if card is not None:
@@ -272,6 +319,8 @@ def adapt(
     what: str = "fit",
 ) -> ArrayData | IterableData:
     """The right adapter for `x` (and `y`, `sample_weight`)."""
+    if isinstance(x, Sequence) and y is None and sample_weight is None:
+        return _sequence_data(x, steps, shuffle, class_weight)
     if _is_array_like(x):
         if x is None:
             raise ValueError(f"{what}: `x` is required.")

@@ -264,6 +264,7 @@ class Trainer:
                 (x, y, sample_weight), validation_split
             )
         train = da.adapt(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, class_weight)
+        da.set_workers(train, workers, use_multiprocessing, max_queue_size)
         val = None
         if validation_data is not None:
             vx, vy, vsw = da.unpack_x_y_sample_weight(validation_data)
@@ -381,6 +382,7 @@ class Trainer:
         or a dict with `return_dict=True`."""
         self._assert_compiled("evaluating")
         data = da.adapt(x, y, sample_weight, batch_size, False, steps, what="evaluate")
+        da.set_workers(data, workers, use_multiprocessing, max_queue_size)
         verbose = _verbose(verbose)
         cbs = callbacks_mod.configure(callbacks, self, verbose, test_steps=data.steps)
         logs = self._evaluate_loop(data, cbs)
@@ -405,6 +407,7 @@ class Trainer:
     ) -> Any:
         """Outputs for every sample of `x`, as NumPy arrays (batches concatenated)."""
         data = da.adapt(x, None, None, batch_size, False, steps, what="predict")
+        da.set_workers(data, workers, use_multiprocessing, max_queue_size)
         verbose = _verbose(verbose)
         cbs = callbacks_mod.configure(callbacks, self, verbose, predict_steps=data.steps)
         cbs.on_predict_begin()

@@ -74,3 +74,29 @@ def set_random_seed(seed: int) -> None:
     random.seed(int(seed))
     np.random.seed(int(seed) % (2**32))
     random_ops.set_seed(int(seed))
+
+
+def to_ordinal(y: Any, num_classes: int | None = None, dtype: Any = "float32") -> np.ndarray:
+    """Ordinal-regression rows for integer class labels: class k has its first k entries 1.
+
+    A trailing dimension of 1 is dropped, as in Keras.
+
+    >>> import layerflow as tf
+    >>> tf.keras.utils.to_ordinal([0, 2], num_classes=3)
+    array([[0., 0.],
+           [1., 1.]], dtype=float32)
+    """
+    y = np.array(_host(y), dtype="int")
+    shape = y.shape
+    if shape and shape[-1] == 1 and len(shape) > 1:
+        shape = tuple(shape[:-1])
+    y = y.reshape(-1)
+    if not num_classes:
+        num_classes = int(np.max(y)) + 1 if y.size else 1
+    if y.size and (y.min() < 0 or y.max() >= num_classes):
+        raise ValueError(
+            f"to_ordinal: labels must lie in [0, {num_classes}), got values from {y.min()} to "
+            f"{y.max()}. Pass the right num_classes."
+        )
+    ordinal = (np.arange(num_classes - 1)[None, :] < y[:, None]).astype(dtype)
+    return ordinal.reshape(tuple(shape) + (num_classes - 1,))

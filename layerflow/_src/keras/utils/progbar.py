@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from layerflow._src.keras.training.callback_base import Callback, _float
+from layerflow._src.keras.utils import io_utils
 
 
 def _format_logs(logs: dict[str, Any]) -> str:
@@ -27,6 +28,8 @@ def _step_time(seconds: float) -> str:
 
 
 def _interactive(stream: Any) -> bool:
+    if not io_utils.is_interactive_logging_enabled():
+        return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty()) or "ipykernel" in sys.modules
 
@@ -51,6 +54,13 @@ class ProgbarLogger(Callback):
 
     def _out(self) -> Any:
         return self.stream or sys.stdout
+
+    def _print(self, text: str) -> None:
+        # `disable_interactive_logging()` sends the lines to `logging` instead of stdout.
+        if self.stream is None and not io_utils.is_interactive_logging_enabled():
+            io_utils.print_msg(text)
+        else:
+            print(text, file=self._out())
 
     def _open(self, total: int | None, mode: str) -> None:
         self._mode = mode
@@ -98,21 +108,20 @@ class ProgbarLogger(Callback):
             self._bar = None
         elif self.verbose == 1:
             total = self._seen
-            print(f"{total}/{total} [{'=' * 30}] - {self._postfix(logs)}", file=self._out())
+            self._print(f"{total}/{total} [{'=' * 30}] - {self._postfix(logs)}")
         elif self.verbose == 2 and epoch_line:
             secs = time.perf_counter() - self._start
             steps = self.params.get("steps") if self._mode == "train" else None
             total = steps or self._seen
             text = _format_logs(logs or {})
-            print(
+            self._print(
                 f"{self._seen}/{total} - {secs:.0f}s - {text + ' - ' if text else ''}"
-                f"{_step_time(secs / max(self._seen, 1))}",
-                file=self._out(),
+                f"{_step_time(secs / max(self._seen, 1))}"
             )
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         if self.verbose:
-            print(f"Epoch {epoch + 1}/{self.params.get('epochs', 1)}", file=self._out())
+            self._print(f"Epoch {epoch + 1}/{self.params.get('epochs', 1)}")
         self._open(self.params.get("steps"), "train")
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
