@@ -72,6 +72,9 @@ def init_graph(model: Any, inputs: Any, outputs: Any) -> None:
     d["_graph_outputs"] = outputs
     d["_graph_nodes"] = order
     d["_is_graph_network"] = True
+    # The layers inside compute the output masks as the model runs (tf_keras's Functional).
+    d["_supports_masking"] = True
+    d["_compute_output_and_mask_jointly"] = True
     d["_build_input_shape"] = nest.map_structure(lambda t: t.shape, inputs)
     d["_output_shape_record"] = nest.map_structure(lambda t: t.shape, outputs)
     d["built"] = True
@@ -129,10 +132,20 @@ def _bind_inputs(model: Any, inputs: Any) -> list[Any]:
     return values
 
 
-def run_graph(model: Any, inputs: Any, training: Any = None) -> Any:
-    """Call every node's layer on real tensors, in order; return the outputs' structure."""
+def run_graph(model: Any, inputs: Any, training: Any = None, mask: Any = None) -> Any:
+    """Call every node's layer on real tensors, in order; return the outputs' structure.
+
+    `mask` (the model's input masks, or None) goes onto the bound inputs, so the layers find
+    it there as on any tensor that carries a mask (engine/masking.py).
+    """
     values: dict[int, Any] = {}
-    for kt, value in zip(nest.flatten(model._graph_inputs), _bind_inputs(model, inputs)):
+    flat_in = nest.flatten(model._graph_inputs)
+    bound = _bind_inputs(model, inputs)
+    masks = [None] * len(bound) if mask is None else nest.flatten(mask)
+    for i, (kt, value) in enumerate(zip(flat_in, bound)):
+        m = masks[i] if i < len(masks) else None
+        if m is not None and isinstance(value, Tensor):
+            value._keras_mask = m
         values[id(kt)] = value
 
     def real(x: Any) -> Any:

@@ -21,6 +21,7 @@ from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.keras.engine.layer_utils import map_shapes, to_shapes, who
 from layerflow._src.keras.training.trainer import Trainer
+from layerflow._src.utils import nest
 
 
 class Model(Trainer, Layer):
@@ -137,12 +138,19 @@ class Model(Trainer, Layer):
 
     def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
         if self._is_graph_network:
-            return functional.run_graph(self, inputs, training)
+            return functional.run_graph(self, inputs, training, mask)
         raise NotImplementedError(
             f"{who(self)} has no call(): to create a model with the functional API, pass "
             "inputs and outputs (tf.keras.Model(inputs, outputs)); otherwise subclass "
             "tf.keras.Model and define call(self, inputs)."
         )
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """A functional model's output masks: the masks its layers give its outputs."""
+        if not self._is_graph_network:
+            return Layer.compute_mask(self, inputs, mask)
+        outputs = functional.run_graph(self, inputs, None, mask)
+        return nest.map_structure(lambda t: getattr(t, "_keras_mask", None), outputs)
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         if self._is_graph_network:

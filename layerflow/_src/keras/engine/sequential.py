@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from layerflow._src.framework.tensor import TensorLike
+from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.keras.engine import functional
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
@@ -31,6 +31,9 @@ class Sequential(Model):
 
     def __init__(self, layers: Any = None, name: str | None = None) -> None:
         super().__init__(name=name)
+        # Each layer passes its mask on as the stack runs (tf_keras's Sequential).
+        self.__dict__["_supports_masking"] = True
+        self.__dict__["_compute_output_and_mask_jointly"] = True
         self.__dict__["_stack"] = []
         self.__dict__["_input_layer"] = None
         self.__dict__["_graph_output"] = None
@@ -134,9 +137,15 @@ class Sequential(Model):
             # A model with a declared input takes it in the input's dtype (uint8 images become
             # float32), as tf.keras's functional Sequential does.
             x = math_ops.cast(x, dtype)
+        if mask is not None and isinstance(x, Tensor):
+            x._keras_mask = mask
         for layer in self._stack:
             x = layer(x)
         return x
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The last layer's output mask for `inputs` (the stack run again)."""
+        return getattr(self.call(inputs, mask=mask), "_keras_mask", None)
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         x = KerasTensor(to_shapes(input_shape), self.dtype)
