@@ -87,3 +87,12 @@ from layerflow._src.keras.layers.spatial_reshaping import (
     ZeroPadding1D,
     ZeroPadding3D,
 )
+
+# isort: split
+# --- Masking, Identity, ThresholdedReLU, SpectralNormalization (h-kengine) ---
+from layerflow._src.keras.layers.core_extra import (
+    Identity,
+    Masking,
+    SpectralNormalization,
+    ThresholdedReLU,
+)
