@@ -33,6 +33,7 @@ from layerflow._src.keras.engine.backend_config import floatx
 from layerflow._src.keras.engine.data_structures import wrap_container
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node, is_symbolic
+from layerflow._src.keras.engine.layer_api import LayerApi, record_input_spec
 from layerflow._src.keras.engine.layer_state import LayerState
 from layerflow._src.keras.engine.layer_utils import (
     build_lock,
@@ -67,7 +68,7 @@ _KERAS_KWARGS = frozenset(
 )
 
 
-class Layer(LayerState):
+class Layer(LayerApi, LayerState):
     """Base class of all Keras layers.
 
     >>> import layerflow as tf
@@ -116,7 +117,7 @@ class Layer(LayerState):
         d["_trainable"] = bool(trainable)
         d["_dtype"] = None if dtype is None else dtypes.as_dtype(getattr(dtype, "name", dtype)).name
         d["built"] = False
-        d["dynamic"] = dynamic
+        d["_dynamic"] = bool(dynamic)
         # Keras 2: a layer that overrides compute_mask supports masking unless it says otherwise.
         d["_supports_masking"] = type(self).compute_mask is not Layer.compute_mask
         d["_outbound_nodes"] = []
@@ -154,6 +155,9 @@ class Layer(LayerState):
             raise AttributeError(name)
         if "_module_initialized" not in self.__dict__:
             raise not_initialized_error(self)
+        prop = getattr(type(self), name, None)
+        if isinstance(prop, property) and prop.fget is not None:
+            return prop.fget(self)  # the property's own AttributeError (`layer.input`...)
         if not name.startswith("_") and not self.__dict__.get("built", True):
             raise AttributeError(
                 f"{who(self)} has no attribute {name!r} yet: the layer is not built, so the "
@@ -349,6 +353,7 @@ class Layer(LayerState):
         if self._input_spec is not None:
             input_spec_mod.assert_input_compatibility(self._input_spec, inputs, self)
         shapes = shapes_of(inputs)
+        record_input_spec(self, inputs)
         self.__dict__["_building_from_call"] = True
         try:
             self.build(shapes)

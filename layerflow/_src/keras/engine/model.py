@@ -20,11 +20,13 @@ from layerflow._src.keras.engine import functional, summary
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.keras.engine.layer_utils import map_shapes, to_shapes, who
+from layerflow._src.keras.engine.model_api import ModelApi
+from layerflow._src.keras.training.execution import Execution
 from layerflow._src.keras.training.trainer import Trainer
 from layerflow._src.utils import nest
 
 
-class Model(Trainer, Layer):
+class Model(ModelApi, Execution, Trainer, Layer):
     """A model: subclass it (`__init__` + `call`) or build it from `tf.keras.Input` tensors.
 
     >>> import layerflow as tf

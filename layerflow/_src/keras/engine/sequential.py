@@ -124,6 +124,7 @@ class Sequential(Model):
         dtype = self._input_layer.dtype if self._input_layer is not None else self.dtype
         self.__dict__["_input_dtype"] = dtype
         x = KerasTensor(input_shape, dtype)
+        self.__dict__["_graph_input"] = x
         self.__dict__["_build_input_shape"] = input_shape
         for layer in self._stack:
             x = layer(x)
