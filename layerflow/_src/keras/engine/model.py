@@ -181,12 +181,23 @@ class Model(ModelApi, Execution, Trainer, Layer):
         )
 
     def get_config(self) -> dict[str, Any]:
+        """A functional model's layers and their connections (tf_keras's layout); a
+        subclassed model's constructor arguments (it must override get_config for them)."""
         if self._is_graph_network:
-            raise NotImplementedError(
-                f"{who(self)}: get_config() of functional models is provided by "
-                "tf.keras.models.clone_model / model.save; use those."
-            )
+            from layerflow._src.keras.saving import functional_config  # deferred: see save()
+
+            return functional_config.get_config(self)
         return Layer.get_config(self)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Any:
+        """A model from `get_config()`: a functional config rebuilds the graph (layer classes
+        resolve through built-ins, registered objects and `custom_objects` only)."""
+        if isinstance(config, dict) and {"layers", "input_layers", "output_layers"} <= set(config):
+            from layerflow._src.keras.saving import model_config  # deferred: see save()
+
+            return model_config.functional_from_keras2(config, custom_objects, cls)
+        return cls(**config)
 
     # --- whole-model saving (the saving package implements it) -----------------------------------
     def save(

@@ -167,7 +167,10 @@ class Sequential(Model):
         if self._input_layer is not None:
             layers.append(serialize_keras_object(self._input_layer))
         layers.extend(serialize_keras_object(layer) for layer in self._stack)
-        return {"name": self.name, "layers": layers}
+        config: dict[str, Any] = {"name": self.name, "layers": layers}
+        if self._input_layer is None and self._build_input_shape is not None:
+            config["build_input_shape"] = tuple(self._build_input_shape)  # tf_keras's key
+        return config
 
     @classmethod
     def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Sequential:
@@ -188,6 +191,9 @@ class Sequential(Model):
                     spec, objects, custom_objects, printable_module_name="layer"
                 )
             )
+        shape = config.get("build_input_shape")
+        if not model.built and isinstance(shape, list | tuple) and shape:
+            model.build(tuple(shape))
         return model
 
 

@@ -191,6 +191,9 @@ def _graph_layers(model: Any) -> list[Any]:
 def _layer_objects(custom_objects: dict | None) -> dict[str, Any]:
     objects = dict(layer_serialization._module_objects())
     objects["InputLayer"] = InputLayer
+    from layerflow._src.keras.engine.functional import TFOpLambda
+
+    objects["TFOpLambda"] = TFOpLambda  # an op by name, resolved by tf_op_by_name only
     # Sequential, Functional and Model configs are rebuilt by deserialize_model, never by a
     # constructor: a bare `Model` has no call().
     for name in ("Sequential", "Functional", "Model"):
@@ -314,7 +317,30 @@ def _layer(spec: dict[str, Any], custom_objects: dict | None) -> Any:
     )  # fmt: skip
 
 
+def functional_from_keras2(
+    config: dict[str, Any], custom_objects: dict | None, cls: type = Model
+) -> Model:
+    """A functional model from tf_keras's `get_config()` layout (`functional_config`)."""
+    from layerflow._src.keras.saving import functional_config
+
+    with serialization.custom_object_scope(custom_objects):
+        return functional_config.from_config(
+            config, lambda spec: _layer(spec, custom_objects), cls
+        )
+
+
+def _keras2_nodes(inner: dict[str, Any]) -> bool:
+    return any(
+        isinstance(node, list)
+        for spec in inner.get("layers", [])
+        if isinstance(spec, dict)
+        for node in spec.get("inbound_nodes", []) or []
+    )
+
+
 def _functional_from_config(inner: dict[str, Any], custom_objects: dict | None) -> Model:
+    if _keras2_nodes(inner):
+        return functional_from_keras2(inner, custom_objects)
     made: dict[str, Any] = {}
     tensors: dict[tuple[str, int, int], KerasTensor] = {}
     calls: dict[str, int] = {}
