@@ -244,6 +244,26 @@ def model_from_json(json_string: str, custom_objects: dict | None = None) -> Any
         return model_from_document(document, custom_objects, None)[1]
 
 
+def model_from_config(config: Any, custom_objects: dict | None = None) -> Any:
+    """A model (or layer) from `{"class_name", "config"}` (Keras 2's `model_from_config`).
+
+    >>> import layerflow as tf
+    >>> net = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    >>> doc = {"class_name": "Sequential", "config": net.get_config()}
+    >>> tf.keras.models.model_from_config(doc).output_shape
+    (None, 2)
+    """
+    if isinstance(config, list):
+        raise TypeError(
+            "`model_from_config` expects a dictionary, not a list. Received: "
+            f"config={str(config)[:200]}. Did you meant to use `Sequential.from_config(config)`?"
+        )
+    if not isinstance(config, dict):
+        raise TypeError(f"`model_from_config` expects a dictionary, got {type(config).__name__}.")
+    with serialization.custom_object_scope(custom_objects):
+        return model_from_document(config, custom_objects, None)[1]
+
+
 def to_json(model: Any, **kwargs: Any) -> str:
     """`model`'s architecture as a JSON string (`json.dumps` keyword arguments pass through)."""
     return json.dumps(serialize_model(model), **kwargs)
