@@ -389,8 +389,9 @@ class Layer(LayerApi, LayerState):
             return outputs  # inside another layer's traced call: a spec, not a node
         node = Node(self, inputs, args, kwargs if node_kwargs is None else node_kwargs, outputs)
         self._inbound_nodes.append(node)
-        for parent in {id(t.node.layer): t.node.layer for t in node.input_tensors if t.node}.values():
-            parent.__dict__.setdefault("_outbound_nodes", []).append(node)
+        for t in node.input_tensors:  # one entry per input tensor, as tf_keras's Node
+            if t._keras_history is not None:
+                t._keras_history[0].__dict__.setdefault("_outbound_nodes", []).append(node)
         index = len(self._inbound_nodes) - 1
         for i, kt in enumerate(nest.flatten(outputs)):
             kt._keras_history = (self, index, i)
