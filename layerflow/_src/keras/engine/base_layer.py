@@ -459,7 +459,7 @@ class Layer(LayerApi, LayerState):
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
         init = type(self).__init__
-        if init is not Layer.__init__ and type(self).get_config is Layer.get_config:
+        if init is not Layer.__init__ and getattr(type(self).get_config, "_lf_default", False):
             params = inspect.signature(init).parameters
             extra = [
                 n
@@ -516,5 +516,7 @@ def _batch_input_shape(layer: Layer, kwargs: dict[str, Any]) -> tuple | None:
 
 
 Layer.build = wrap_build(Layer.build, Layer)  # type: ignore[method-assign]
+# The get_config that returns only the base arguments (a subclass with more must override it).
+Layer.get_config._lf_default = True  # type: ignore[attr-defined]
 # Marks the compute_output_shape implementations that work by running `call` on zeros.
 Layer.compute_output_shape._lf_runs_call = True  # type: ignore[attr-defined]

@@ -189,6 +189,8 @@ class Model(ModelApi, Execution, Trainer, Layer):
             return functional_config.get_config(self)
         return Layer.get_config(self)
 
+    get_config._lf_default = True  # type: ignore[attr-defined]
+
     @classmethod
     def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Any:
         """A model from `get_config()`: a functional config rebuilds the graph (layer classes

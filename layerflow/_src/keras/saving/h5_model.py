@@ -44,16 +44,13 @@ def is_h5_path(filepath: Any, save_format: Any = None) -> bool:
 def _model_document(model: Any) -> dict[str, Any]:
     from layerflow._src.keras.saving import functional_config
 
-    document = functional_config.layer_config(model)
-    if document["class_name"] not in ("Functional", "Sequential"):
-        try:
-            document = serialization.serialize_keras_object(model)
-        except NotImplementedError as err:
-            raise NotImplementedError(
-                f"Cannot save the subclassed model '{model.name}' to HDF5: {err} Or save only "
-                "its weights with model.save_weights(...)."
-            ) from None
-    return document
+    try:
+        return functional_config.layer_config(model)
+    except NotImplementedError as err:
+        raise NotImplementedError(
+            f"Cannot save the model '{model.name}' to HDF5: {err} Or save only its weights "
+            "with model.save_weights(...)."
+        ) from None
 
 
 def _training_config(model: Any) -> dict[str, Any]:
