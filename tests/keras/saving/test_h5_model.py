@@ -45,7 +45,8 @@ def test_round_trip_keeps_architecture_weights_and_compile(tmp_path):
         document = json.loads(f.attrs["model_config"])
         assert document["class_name"] == "Functional"
         assert json.loads(f.attrs["training_config"])["loss"] == "sparse_categorical_crossentropy"
-        names = [getattr(n, "decode", lambda: n)() for n in f["model_weights"].attrs["layer_names"]]
+        raw = f["model_weights"].attrs["layer_names"]
+        names = [n.decode() if isinstance(n, bytes) else n for n in raw]
         assert names == [layer.name for layer in model.layers]
     loaded = tf.keras.models.load_model(path)
     np.testing.assert_allclose(loaded.predict(_x(), verbose=0), model.predict(_x(), verbose=0),

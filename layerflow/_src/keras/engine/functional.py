@@ -233,7 +233,8 @@ class TFOpLambda(Layer):
             raise TypeError(f"A TFOpLambda config needs the op's name as 'function', got {name!r}.")
         fn = tf_op_by_name(name)
         config.pop("autocast", None)
-        symbol = name[len("__operators__.") :] if name.startswith("__operators__.") else "tf." + name
+        prefix = "__operators__."
+        symbol = name[len(prefix) :] if name.startswith(prefix) else "tf." + name
         return cls(fn, symbol, **config)
 
 

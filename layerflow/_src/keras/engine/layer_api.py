@@ -86,8 +86,7 @@ class LayerApi:
         nodes = self._inbound_nodes
         if not nodes:
             raise RuntimeError(
-                f"The layer {self.name} has never been called and thus has no defined "
-                f"{attr_name}."
+                f"The layer {self.name} has never been called and thus has no defined {attr_name}."
             )
         if not len(nodes) > node_index:
             raise ValueError(
@@ -217,9 +216,7 @@ class LayerApi:
         (['mean_in'], 1.0)
         """
         if len(kwargs) > 1 or (kwargs and next(iter(kwargs)) != "aggregation"):
-            raise TypeError(
-                f"Unknown keyword arguments: {list(kwargs)}. Expected `aggregation`."
-            )
+            raise TypeError(f"Unknown keyword arguments: {list(kwargs)}. Expected `aggregation`.")
         metric_obj = getattr(value, "_metric_obj", None)
         if name is None and metric_obj is None:
             raise ValueError(
@@ -382,9 +379,7 @@ class LayerApi:
             if tuple(getattr(a, "shape", ())) != tuple(v.shape)
         ]
         if bad:
-            raise ValueError(
-                f"Layer '{self.name}': {'; '.join(bad)}. Nothing was assigned."
-            )
+            raise ValueError(f"Layer '{self.name}': {'; '.join(bad)}. Nothing was assigned.")
         for v, a in zip(all_vars, values):
             v.assign(a)
         self.finalize_state()

@@ -199,7 +199,17 @@ class Model(ModelApi, Execution, Trainer, Layer):
             from layerflow._src.keras.saving import model_config  # deferred: see save()
 
             return model_config.functional_from_keras2(config, custom_objects, cls)
-        return cls(**config)
+        try:
+            return cls(**config)
+        except TypeError as e:  # tf_keras's words
+            raise TypeError(
+                "Unable to revive model from config. When overriding the `get_config()` method, "
+                "make sure that the returned config contains all items used as arguments in the "
+                f"constructor to {cls}, which is the default behavior. You can override this "
+                "default behavior by defining a `from_config(cls, config)` class method to "
+                f"specify how to create an instance of {cls.__name__} from its config.\n\n"
+                f"Received config={config}\n\nError encountered during deserialization: {e}"
+            ) from None
 
     # --- whole-model saving (the saving package implements it) -----------------------------------
     def save(

@@ -119,8 +119,7 @@ class SpectralNormalization(Wrapper):
         super().__init__(layer, **kwargs)
         if isinstance(power_iterations, bool) or not isinstance(power_iterations, int):
             raise TypeError(
-                f"SpectralNormalization: power_iterations must be an int, got "
-                f"{power_iterations!r}."
+                f"SpectralNormalization: power_iterations must be an int, got {power_iterations!r}."
             )
         if power_iterations <= 0:
             raise ValueError(

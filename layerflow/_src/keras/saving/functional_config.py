@@ -149,17 +149,13 @@ def get_config(model: Any) -> dict[str, Any]:
     }
 
 
-def op_arg_names(
-    fn: Callable[..., Any], count: int, where: str, every: bool = False
-) -> list[str]:
+def op_arg_names(fn: Callable[..., Any], count: int, where: str, every: bool = False) -> list[str]:
     """The names of `fn`'s positional parameters after the first (`count` of them, or all
     with `every`)."""
     params = list(inspect.signature(fn).parameters.values())
     if params and params[0].name == "xp":  # an op's forward: the array module comes first
         params = params[1:]
-    names = [
-        p.name for p in params[1:] if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
+    names = [p.name for p in params[1:] if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if every:
         return names
     if len(names) < count:
@@ -281,9 +277,7 @@ def from_config(
                 left.append((name, node))  # a layer's nodes are made in order
                 continue
             try:
-                first, kwargs = _call_of(
-                    node, tensors, name, isinstance(made[name], TFOpLambda)
-                )
+                first, kwargs = _call_of(node, tensors, name, isinstance(made[name], TFOpLambda))
             except KeyError:
                 left.append((name, node))
                 continue

@@ -64,8 +64,10 @@ def _training_config(model: Any) -> dict[str, Any]:
         # tf_keras reads an optimizer without `is_legacy_optimizer: false` as a legacy one.
         "optimizer_config": None
         if opt is None
-        else {"class_name": opt["class_name"],
-              "config": {**opt["config"], "is_legacy_optimizer": False}},  # fmt: skip
+        else {
+            "class_name": opt["class_name"],
+            "config": {**opt["config"], "is_legacy_optimizer": False},
+        },  # fmt: skip
     }
 
 
@@ -146,8 +148,9 @@ def load_model(filepath: Any, custom_objects: dict | None = None, compile: bool 
         raw = f.attrs.get("model_config")
         if raw is None:
             raise config_json.damaged(
-                path, "it has no 'model_config' attribute (a weights-only HDF5 file? use "
-                "model.load_weights)"  # fmt: skip
+                path,
+                "it has no 'model_config' attribute (a weights-only HDF5 file? use "
+                "model.load_weights)",  # fmt: skip
             )
         raw = raw if isinstance(raw, bytes | str) else bytes(np.asarray(raw))
         if len(raw) > saving_lib.MAX_JSON_BYTES:
@@ -155,8 +158,9 @@ def load_model(filepath: Any, custom_objects: dict | None = None, compile: bool 
         document = config_json.loads(raw, path, "its model_config")
         if isinstance(document, dict) and document.get("class_name") == "Sequential":
             document = _with_sequential_build(document)
-        with serialization.custom_object_scope(custom_objects), serialization.safe_mode_scope(
-            safe_mode
+        with (
+            serialization.custom_object_scope(custom_objects),
+            serialization.safe_mode_scope(safe_mode),
         ):
             _, model = model_config.model_from_document(document, custom_objects, path)
         if "model_weights" not in f:

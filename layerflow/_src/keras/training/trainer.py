@@ -350,7 +350,8 @@ class Trainer:
         logs: Any = None
         strategy = self._replicated_strategy("evaluate")
         test_function = self.make_test_function()
-        for step, chunk, ran in executions(self._batches(data, strategy), self._steps_per_execution):
+        spe = self._steps_per_execution
+        for step, chunk, ran in executions(self._batches(data, strategy), spe):
             cbs.on_test_batch_begin(step)
             logs = test_function(chunk)
             if per_batch:
