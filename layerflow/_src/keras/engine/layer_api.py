@@ -267,17 +267,29 @@ class LayerApi:
                 seen.add(id(m))
                 out.append(m)
 
-        for layer in self._flatten_layers(include_self=True):
-            if layer is not self and _is_metric(layer):
-                take(layer)
-                continue
+        # fit asks every step: the metric attributes are found once per structure (cached);
+        # only the add_metric lists, which grow without a structure change, are read each time.
+        for layer, attrs in self._cached("metric_attributes", self._metric_attributes):
+            for m in attrs:
+                take(m)
             for m in layer.__dict__.get("_metrics", ()):
                 take(m)
-            for _, value in layer._tracked_attributes():
-                for item in nest.flatten(value):
-                    if _is_metric(item):
-                        take(item)
         return out
+
+    def _metric_attributes(self) -> list[tuple[Any, list[Any]]]:
+        found = []
+        for layer in self._flatten_layers(include_self=True):
+            if layer is not self and _is_metric(layer):
+                found.append((layer, [layer]))
+                continue
+            attrs = [
+                item
+                for _, value in layer._tracked_attributes()
+                for item in nest.flatten(value)
+                if _is_metric(item)
+            ]
+            found.append((layer, attrs))
+        return found
 
     def add_update(self, updates: Any) -> None:
         """Run state updates from `call` (Keras 2 in eager mode: callables run now; tensors

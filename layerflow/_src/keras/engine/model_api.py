@@ -4,6 +4,11 @@ only to refuse (`to_yaml`) or that have no meaning here (`export`).
 
 `Model` inherits `ModelApi` first, so these override `Layer`'s node-based versions for
 functional models.
+
+Import cycle, on purpose (the one `model` explains): the compile config is written and read by
+`saving_lib` (which `h5_model` and `functional_config` build on, through `model_config`,
+`sequential` and `layer_serialization`, all of which name `model`), so those imports happen
+when called, as `Model.save` does.
 """
 
 from __future__ import annotations

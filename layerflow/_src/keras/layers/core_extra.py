@@ -1,4 +1,10 @@
-"""Small layers of Keras 2: `Masking`, `Identity`, `ThresholdedReLU`, `SpectralNormalization`."""
+"""Small layers of Keras 2: `Masking`, `Identity`, `ThresholdedReLU`, `SpectralNormalization`.
+
+Import cycle, on purpose (as for the other wrappers): `SpectralNormalization` subclasses
+`rnn_wrappers.Wrapper`, whose `from_config` rebuilds the wrapped layer through `rnn_cells`'s
+`deserialize_layer`, which reads the built-in classes from the `layers` package when called;
+that package imports `recurrent` and this module.
+"""
 
 from __future__ import annotations
 
