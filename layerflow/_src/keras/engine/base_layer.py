@@ -234,7 +234,11 @@ class Layer(LayerApi, LayerState):
                 masks = args[mpos]
             else:
                 # Implicit masks: the ones the inputs carry (engine/masking.py).
-                masks = masking.input_masks(inputs)
+                masks = (
+                    getattr(inputs, "_keras_mask", None)
+                    if isinstance(inputs, TensorLike)
+                    else masking.input_masks(inputs)
+                )
                 if masks is not None and info.expects_mask:
                     kwargs["mask"] = masks
                     implicit_mask = True
@@ -269,7 +273,9 @@ class Layer(LayerApi, LayerState):
             outputs = self.call(inputs, *args, **kwargs)
             if d["_activity_regularizer"] is not None:
                 self._add_activity_loss(outputs)
-            if d["_supports_masking"]:
+            if d["_supports_masking"] and (
+                masks is not None or type(self).compute_mask is not Layer.compute_mask
+            ):
                 masking.set_output_masks(self, inputs, outputs, masks, Layer.compute_mask)
         finally:
             ctx.training = saved
