@@ -145,7 +145,7 @@ def test_weights_fall_back_to_safetensors_without_h5py(tmp_path, monkeypatch):
 def test_bad_files_and_names(tmp_path):
     model = trained_mlp()
     with pytest.raises(ValueError, match=r"\.keras"):
-        model.save(tmp_path / "m.h5")
+        model.save(tmp_path / "m.npz")  # `.h5` is Keras 2's whole-model HDF5 (issue 11)
     (tmp_path / "junk.keras").write_bytes(b"PK\x03\x04 this is not a zip")
     with pytest.raises(WeightsFileError, match="junk.keras"):
         tf.keras.models.load_model(tmp_path / "junk.keras")

@@ -33,6 +33,7 @@ from layerflow._src.framework import convert
 _by_function: dict[int, str] = {}
 _by_op_name: dict[str, str] = {}
 _keep: list[Any] = []  # the registered functions stay alive, so their ids stay unique
+_by_name: dict[str, Any] = {}  # public name -> function (first registration wins)
 
 
 def register_public_name(fn: Any, name: str) -> None:
@@ -40,6 +41,7 @@ def register_public_name(fn: Any, name: str) -> None:
     if id(fn) not in _by_function:
         _by_function[id(fn)] = name
         _keep.append(fn)
+    _by_name.setdefault(name, fn)
     prim = getattr(fn, "prim", None)
     if prim is not None:
         _by_op_name.setdefault(prim.name, name)
@@ -53,6 +55,11 @@ def register_namespace(namespace: str, members: dict[str, Any]) -> None:
             continue
         register_public_name(value, prefix + key)
         _by_op_name.setdefault(key, prefix + key)
+
+
+def function_named(name: str) -> Any:
+    """The public function registered as `name` ("tf.nn.relu"), or None."""
+    return _by_name.get(name)
 
 
 def name_of(fn: Any) -> str:

@@ -165,7 +165,9 @@ class Tensor(TensorLike):
     """
 
     # `_src` is set only on a slice of a Variable (`v[0, 0]`), so that `.assign` can write back.
-    __slots__ = ("_data", "_device", "_src")
+    # `_keras_mask` is set by Keras layers that produce a mask (Embedding(mask_zero=True),
+    # Masking, ...), as on TF's EagerTensor; unset otherwise.
+    __slots__ = ("_data", "_device", "_src", "_keras_mask")
 
     # The operators a Tensor overloads (TF's list; `ops/operators.py` installs them).
     OVERLOADABLE_OPERATORS = frozenset({

@@ -84,13 +84,21 @@ def test_an_op_node_used_by_two_models_and_python_numbers():
     np.testing.assert_allclose(m2(data).numpy(), np.maximum(data, 0.5).sum(1), rtol=1e-6)
 
 
-def test_saving_a_model_with_op_layers_says_it_is_unsupported(tmp_path):
+def test_a_model_with_op_layers_saves_and_loads(tmp_path):
+    # Issue 11: op layers serialize by their TF name ("nn.relu"), as tf_keras's TFOpLambda.
     x = tf.keras.Input((2,))
-    model = tf.keras.Model(x, tf.nn.relu(x))
-    with pytest.raises(NotImplementedError, match="calls TF ops or operators on symbolic"):
-        model.save(str(tmp_path / "m.keras"))
-    with pytest.raises(NotImplementedError) as info:
-        model.save(str(tmp_path / "m.keras"))
+    model = tf.keras.Model(x, tf.nn.relu(x) * 2.0 - x)
+    model.save(str(tmp_path / "m.keras"))
+    loaded = tf.keras.models.load_model(str(tmp_path / "m.keras"))
+    data = _x(3, 2)
+    np.testing.assert_allclose(loaded(data).numpy(), model(data).numpy())
+
+
+def test_an_op_layer_with_an_unnameable_argument_says_so(tmp_path):
+    x = tf.keras.Input((4,))
+    model = tf.keras.Model(x, x[:, 1:3])  # a slice object is not JSON
+    with pytest.raises(NotImplementedError, match="non-JSON-serializable") as info:
+        model.get_config()
     assert "Define get_config()" not in str(info.value)  # the wrong advice for op layers
 
 

@@ -27,11 +27,13 @@ from layerflow._src.framework.module import Module
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras import regularizers as regularizers_mod
 from layerflow._src.keras.engine import input_spec as input_spec_mod
+from layerflow._src.keras.engine import masking
 from layerflow._src.keras.engine.arg_checks import check_count, check_dim, check_shape
 from layerflow._src.keras.engine.backend_config import floatx
 from layerflow._src.keras.engine.data_structures import wrap_container
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, Node, is_symbolic
+from layerflow._src.keras.engine.layer_api import LayerApi, record_input_spec
 from layerflow._src.keras.engine.layer_state import LayerState
 from layerflow._src.keras.engine.layer_utils import (
     build_lock,
@@ -66,7 +68,7 @@ _KERAS_KWARGS = frozenset(
 )
 
 
-class Layer(LayerState):
+class Layer(LayerApi, LayerState):
     """Base class of all Keras layers.
 
     >>> import layerflow as tf
@@ -115,8 +117,10 @@ class Layer(LayerState):
         d["_trainable"] = bool(trainable)
         d["_dtype"] = None if dtype is None else dtypes.as_dtype(getattr(dtype, "name", dtype)).name
         d["built"] = False
-        d["dynamic"] = dynamic
-        d["supports_masking"] = False
+        d["_dynamic"] = bool(dynamic)
+        # Keras 2: a layer that overrides compute_mask supports masking unless it says otherwise.
+        d["_supports_masking"] = type(self).compute_mask is not Layer.compute_mask
+        d["_outbound_nodes"] = []
         d["_input_spec"] = None
         d["_own_weights"] = []
         d["_own_names"] = {}
@@ -151,6 +155,9 @@ class Layer(LayerState):
             raise AttributeError(name)
         if "_module_initialized" not in self.__dict__:
             raise not_initialized_error(self)
+        prop = getattr(type(self), name, None)
+        if isinstance(prop, property) and prop.fget is not None:
+            return prop.fget(self)  # the property's own AttributeError (`layer.input`...)
         if not name.startswith("_") and not self.__dict__.get("built", True):
             raise AttributeError(
                 f"{who(self)} has no attribute {name!r} yet: the layer is not built, so the "
@@ -217,14 +224,35 @@ class Layer(LayerState):
             # Keras 2 always passes `training` (None when nothing sets it) to a call that names
             # it, even without a default, or that takes **kwargs.
             kwargs["training"] = training
+        masks = None
+        implicit_mask = False
+        if d["_supports_masking"] or info.expects_mask:
+            mpos = info.mask_position
+            if "mask" in kwargs:
+                masks = kwargs["mask"]
+            elif mpos is not None and len(args) > mpos:
+                masks = args[mpos]
+            else:
+                # Implicit masks: the ones the inputs carry (engine/masking.py).
+                masks = (
+                    getattr(inputs, "_keras_mask", None)
+                    if isinstance(inputs, TensorLike)
+                    else masking.input_masks(inputs)
+                )
+                if masks is not None and info.expects_mask:
+                    kwargs["mask"] = masks
+                    implicit_mask = True
         if isinstance(inputs, TensorLike):
             inputs = self._convert_one(inputs)
         elif is_symbolic(inputs):
-            # A functional graph's node records what the caller passed, not the default.
-            node_kwargs = (
-                kwargs if caller_training else {k: v for k, v in kwargs.items() if k != "training"}
-            )
-            return self._symbolic_call(inputs, args, kwargs, training, node_kwargs)
+            # A functional graph's node records what the caller passed, not the default, and
+            # not a mask the inputs carry (the replay finds it on the real tensors again).
+            node_kwargs = {
+                k: v
+                for k, v in kwargs.items()
+                if (caller_training or k != "training") and not (implicit_mask and k == "mask")
+            }
+            return self._symbolic_call(inputs, args, kwargs, training, node_kwargs, masks)
         else:
             inputs = self._convert_inputs(inputs)
         if ctx.depth == 0:
@@ -245,6 +273,10 @@ class Layer(LayerState):
             outputs = self.call(inputs, *args, **kwargs)
             if d["_activity_regularizer"] is not None:
                 self._add_activity_loss(outputs)
+            if d["_supports_masking"] and (
+                masks is not None or type(self).compute_mask is not Layer.compute_mask
+            ):
+                masking.set_output_masks(self, inputs, outputs, masks, Layer.compute_mask)
         finally:
             ctx.training = saved
             ctx.depth -= 1
@@ -327,6 +359,7 @@ class Layer(LayerState):
         if self._input_spec is not None:
             input_spec_mod.assert_input_compatibility(self._input_spec, inputs, self)
         shapes = shapes_of(inputs)
+        record_input_spec(self, inputs)
         self.__dict__["_building_from_call"] = True
         try:
             self.build(shapes)
@@ -348,6 +381,7 @@ class Layer(LayerState):
         kwargs: dict,
         training: Any,
         node_kwargs: dict | None = None,
+        masks: Any = None,
     ) -> Any:
         shapes = shapes_of(inputs)
         if not self.built:
@@ -355,10 +389,15 @@ class Layer(LayerState):
         elif self._input_spec is not None:
             input_spec_mod.assert_input_compatibility(self._input_spec, inputs, self)
         outputs = self._output_spec(self._cast_symbolic(inputs), shapes, args, kwargs)
+        if self._supports_masking:
+            masking.set_symbolic_masks(self, inputs, outputs, masks, Layer.compute_mask)
         if specs.is_tracing():
             return outputs  # inside another layer's traced call: a spec, not a node
         node = Node(self, inputs, args, kwargs if node_kwargs is None else node_kwargs, outputs)
         self._inbound_nodes.append(node)
+        for t in node.input_tensors:  # one entry per input tensor, as tf_keras's Node
+            if t._keras_history is not None:
+                t._keras_history[0].__dict__.setdefault("_outbound_nodes", []).append(node)
         index = len(self._inbound_nodes) - 1
         for i, kt in enumerate(nest.flatten(outputs)):
             kt._keras_history = (self, index, i)
@@ -386,6 +425,33 @@ class Layer(LayerState):
         spec = spec_by_running(self, kts, shapes, (), {})
         return map_shapes_out(spec)
 
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The output mask for `inputs` and their `mask` (Keras 2): a layer that supports
+        masking passes the input mask on; one that does not refuses a mask.
+
+        >>> import layerflow as tf
+        >>> emb = tf.keras.layers.Embedding(5, 2, mask_zero=True)
+        >>> emb(tf.constant([[3, 0]]))._keras_mask.numpy().tolist()
+        [[True, False]]
+        """
+        if not self._supports_masking:
+            if any(m is not None for m in nest.flatten(mask)):
+                raise TypeError(
+                    f"Layer {self.name} does not support masking, but was passed an "
+                    f"input_mask: {mask}"
+                )
+            return None
+        return mask
+
+    @property
+    def supports_masking(self) -> bool:
+        """Whether `compute_mask` gives this layer's output mask (and masks pass through)."""
+        return self._supports_masking
+
+    @supports_masking.setter
+    def supports_masking(self, value: bool) -> None:
+        self.__dict__["_supports_masking"] = bool(value)
+
     def compute_output_signature(self, input_signature: Any) -> Any:
         return self.compute_output_shape(nest.map_structure(lambda s: s.shape, input_signature))
 
@@ -399,7 +465,7 @@ class Layer(LayerState):
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
         init = type(self).__init__
-        if init is not Layer.__init__ and type(self).get_config is Layer.get_config:
+        if init is not Layer.__init__ and getattr(type(self).get_config, "_lf_default", False):
             params = inspect.signature(init).parameters
             extra = [
                 n
@@ -456,5 +522,7 @@ def _batch_input_shape(layer: Layer, kwargs: dict[str, Any]) -> tuple | None:
 
 
 Layer.build = wrap_build(Layer.build, Layer)  # type: ignore[method-assign]
+# The get_config that returns only the base arguments (a subclass with more must override it).
+Layer.get_config._lf_default = True  # type: ignore[attr-defined]
 # Marks the compute_output_shape implementations that work by running `call` on zeros.
 Layer.compute_output_shape._lf_runs_call = True  # type: ignore[attr-defined]

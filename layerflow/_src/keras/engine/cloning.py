@@ -50,10 +50,16 @@ def clone_model(
             new.build(model._build_input_shape)
         return new
     if not model._is_graph_network:
-        raise ValueError(
-            f"clone_model cannot copy the subclassed model '{model.name}': its structure lives "
-            "in Python code. Create a new instance of its class instead."
-        )
+        # tf_keras: a custom model class is rebuilt from its config (it must define
+        # get_config, and from_config if its constructor needs more than the config).
+        if clone_function is not None or input_tensors is not None:
+            raise ValueError(
+                "Arguments clone_function and input_tensors are only supported for Sequential "
+                f"models or Functional models. Received model of type "
+                f"'{type(model).__name__}', with clone_function={clone_function} and "
+                f"input_tensors={input_tensors}"
+            )
+        return type(model).from_config(model.get_config())
     values: dict[int, Any] = {}
     made = {}
     old_inputs = nest.flatten(model.inputs)

@@ -72,6 +72,9 @@ def init_graph(model: Any, inputs: Any, outputs: Any) -> None:
     d["_graph_outputs"] = outputs
     d["_graph_nodes"] = order
     d["_is_graph_network"] = True
+    # The layers inside compute the output masks as the model runs (tf_keras's Functional).
+    d["_supports_masking"] = True
+    d["_compute_output_and_mask_jointly"] = True
     d["_build_input_shape"] = nest.map_structure(lambda t: t.shape, inputs)
     d["_output_shape_record"] = nest.map_structure(lambda t: t.shape, outputs)
     d["built"] = True
@@ -129,10 +132,20 @@ def _bind_inputs(model: Any, inputs: Any) -> list[Any]:
     return values
 
 
-def run_graph(model: Any, inputs: Any, training: Any = None) -> Any:
-    """Call every node's layer on real tensors, in order; return the outputs' structure."""
+def run_graph(model: Any, inputs: Any, training: Any = None, mask: Any = None) -> Any:
+    """Call every node's layer on real tensors, in order; return the outputs' structure.
+
+    `mask` (the model's input masks, or None) goes onto the bound inputs, so the layers find
+    it there as on any tensor that carries a mask (engine/masking.py).
+    """
     values: dict[int, Any] = {}
-    for kt, value in zip(nest.flatten(model._graph_inputs), _bind_inputs(model, inputs)):
+    flat_in = nest.flatten(model._graph_inputs)
+    bound = _bind_inputs(model, inputs)
+    masks = [None] * len(bound) if mask is None else nest.flatten(mask)
+    for i, (kt, value) in enumerate(zip(flat_in, bound)):
+        m = masks[i] if i < len(masks) else None
+        if m is not None and isinstance(value, Tensor):
+            value._keras_mask = m
         values[id(kt)] = value
 
     def real(x: Any) -> Any:
@@ -193,13 +206,64 @@ class TFOpLambda(Layer):
         # primitives), never by running on placeholder data.
         return from_spec(dispatch.output_spec(self.fn, (*inputs, *args), kwargs))
 
+    @property
+    def function_name(self) -> str:
+        """The op as tf_keras's config names it: "nn.relu", "__operators__.add"."""
+        if self.symbol.startswith("tf."):
+            return self.symbol[3:]
+        return _TF_OPERATOR_NAMES.get(self.symbol, f"__operators__.{self.symbol}")
+
     def get_config(self) -> dict[str, Any]:
-        raise NotSerializableError(
-            f"TFOpLambda '{self.name}' ({self.symbol}) cannot be serialized: saving the "
-            "architecture of a model that calls TF ops or operators on symbolic tensors is not "
-            "supported. Save its weights with model.save_weights(...) and rebuild it in code, "
-            "or wrap the computation in a registered custom layer."
+        name = self.function_name
+        if tf_op_by_name(name, strict=False) is None:
+            raise NotSerializableError(
+                f"TFOpLambda '{self.name}' ({self.symbol}) cannot be serialized: its op is not "
+                "one a config may name. Save the weights with model.save_weights(...) and "
+                "rebuild the model in code, or wrap the computation in a registered custom "
+                "layer."
+            )
+        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype,
+                "function": name}  # fmt: skip
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> TFOpLambda:
+        config = dict(config)
+        name = config.pop("function", None)
+        if not isinstance(name, str):
+            raise TypeError(f"A TFOpLambda config needs the op's name as 'function', got {name!r}.")
+        fn = tf_op_by_name(name)
+        config.pop("autocast", None)
+        prefix = "__operators__."
+        symbol = name[len(prefix) :] if name.startswith(prefix) else "tf." + name
+        return cls(fn, symbol, **config)
+
+
+# Namespaces whose ops a model config may name for a TFOpLambda (tf_keras resolves any TF
+# symbol; a file here may only name math, not I/O, configuration or debugging functions).
+_OP_NAMESPACES = frozenset({"", "math", "nn", "linalg", "image", "random", "bitwise", "signal"})
+_DENIED_OPS = frozenset({"print", "py_function", "numpy_function", "function", "load_op_library",
+                         "load_library", "Module", "Variable", "group", "no_op", "init_scope",
+                         "custom_gradient", "recompute_grad", "GradientTape", "device",
+                         "name_scope", "control_dependencies"})  # fmt: skip
+
+
+def tf_op_by_name(name: str, strict: bool = True) -> Callable[..., Any] | None:
+    """The op a TFOpLambda config names ("nn.relu", "__operators__.add"), from layerflow's
+    public ops only; None (or, when `strict`, ValueError) for anything else."""
+    fn = None
+    if name.startswith("__operators__."):
+        fn = _OPERATORS.get(name[len("__operators__.") :])
+    else:
+        namespace, _, short = name.rpartition(".")
+        if namespace in _OP_NAMESPACES and short not in _DENIED_OPS and not short.startswith("_"):
+            fn = dispatch.function_named("tf." + name)
+    if fn is None and strict:
+        raise ValueError(
+            f"TFOpLambda: the config names the op {name[:100]!r}, which is not a layerflow math, "
+            "nn or array op that a model config may name. Only those resolve; nothing else in a "
+            "config is imported or run."
         )
+    return fn
 
 
 def _op_on_symbolic(op: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
@@ -219,12 +283,51 @@ def _op_on_symbolic(op: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
 convert.symbolic_registry.register(KerasTensor, _op_on_symbolic)
 
 
+def _operator(fn: Callable[..., Any], symbol: str, arity: int = 2) -> Callable[..., Any]:
+    """A Python operator with tf.__operators__'s parameter names, so a config names them."""
+    if arity == 1:
+
+        def unary(x: Any, name: Any = None) -> Any:
+            return fn(x)
+
+        unary.__name__ = symbol
+        return unary
+
+    def binary(x: Any, y: Any, name: Any = None) -> Any:
+        return fn(x, y)
+
+    binary.__name__ = symbol
+    return binary
+
+
+_OPERATORS: dict[str, Callable[..., Any]] = {
+    name: _operator(fn, name)
+    for name, fn in {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+                     "truediv": operator.truediv, "pow": operator.pow, "matmul": operator.matmul,
+                     "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+                     "getitem": operator.getitem}.items()  # fmt: skip
+}
+_OPERATORS["neg"] = _operator(operator.neg, "neg", arity=1)
+
+
+def _matmul(a: Any, b: Any, name: Any = None) -> Any:
+    return operator.matmul(a, b)
+
+
+_OPERATORS["matmul"] = _matmul
+# The TF function each Python operator on a tensor calls (tf_keras names its TFOpLambda so).
+_TF_OPERATOR_NAMES = {"sub": "math.subtract", "mul": "math.multiply", "truediv": "math.truediv",
+                      "pow": "math.pow", "matmul": "linalg.matmul", "neg": "math.negative",
+                      "lt": "math.less", "le": "math.less_equal", "gt": "math.greater",
+                      "ge": "math.greater_equal"}  # fmt: skip
+
+
 def _binary(fn: Callable[..., Any], symbol: str, reflected: bool = False) -> Callable[..., Any]:
     def method(self: KerasTensor, other: Any) -> Any:
         pair = [other, self] if reflected else [self, other]
         if specs.is_tracing():
             return _traced(fn, getattr(Tensor, f"__{symbol}__"), pair)
-        return TFOpLambda(fn, symbol)(pair)
+        return TFOpLambda(_OPERATORS[symbol], symbol)(pair)
 
     return method
 
@@ -240,13 +343,13 @@ def _traced(fn: Callable[..., Any], tensor_method: Any, args: list[Any]) -> Any:
 def _neg(self: KerasTensor) -> Any:
     if specs.is_tracing():
         return _traced(operator.neg, Tensor.__neg__, [self])
-    return TFOpLambda(operator.neg, "neg")([self])
+    return TFOpLambda(_OPERATORS["neg"], "neg")([self])
 
 
 def _getitem(self: KerasTensor, key: Any) -> Any:
     if specs.is_tracing():
         return Tensor.__getitem__(self, key)
-    return TFOpLambda(operator.getitem, "getitem")([self], key)
+    return TFOpLambda(_OPERATORS["getitem"], "getitem")([self], key)
 
 
 for _name, _fn in {"add": operator.add, "sub": operator.sub, "mul": operator.mul,

@@ -24,13 +24,14 @@ class KerasTensor:
     TensorShape([None, 5])
     """
 
-    __slots__ = ("_shape", "_dtype", "_name", "_keras_history", "__weakref__")
+    __slots__ = ("_shape", "_dtype", "_name", "_keras_history", "_keras_mask", "__weakref__")
 
     def __init__(self, shape: Any, dtype: Any = "float32", name: str | None = None) -> None:
         self._shape = TensorShape(shape)
         self._dtype = dtypes.as_dtype(dtype)
         self._name = name
         self._keras_history: tuple[Any, int, int] | None = None
+        self._keras_mask: KerasTensor | None = None
 
     @property
     def shape(self) -> TensorShape:
@@ -136,7 +137,9 @@ def from_spec(value: Any) -> Any:
     if isinstance(value, ArraySpec):
         return KerasTensor(value.shape, dtypes.from_numpy(value.dtype))
     if isinstance(value, KerasTensor):
-        return KerasTensor(value.shape, value.dtype)
+        out = KerasTensor(value.shape, value.dtype)
+        out._keras_mask = value._keras_mask  # a traced nested model's output keeps its mask
+        return out
     if isinstance(value, list | tuple):
         return type(value)(from_spec(v) for v in value)
     if isinstance(value, dict):

@@ -423,6 +423,8 @@ class LayerState(Module):
             )
         for p, a in zip(params, arrays):
             p._write(a.astype(p.dtype.np, copy=False))
+        for layer in self._flatten_layers():
+            layer.finalize_state()  # Keras 2: layers refresh state derived from the weights
 
     def count_params(self) -> int:
         """Number of scalars in all weights (each shared weight once)."""

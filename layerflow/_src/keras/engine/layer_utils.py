@@ -89,6 +89,7 @@ class CallInfo:
         "training_default",
         "training_position",
         "expects_mask",
+        "mask_position",
         "var_kwargs",
     )
 
@@ -114,6 +115,7 @@ class CallInfo:
             positional.index("training") - 2 if "training" in positional[2:] else None
         )
         self.expects_mask = "mask" in params
+        self.mask_position = positional.index("mask") - 2 if "mask" in positional[2:] else None
 
 
 def call_info(cls: type) -> CallInfo:

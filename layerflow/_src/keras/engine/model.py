@@ -20,10 +20,13 @@ from layerflow._src.keras.engine import functional, summary
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.keras.engine.layer_utils import map_shapes, to_shapes, who
+from layerflow._src.keras.engine.model_api import ModelApi
+from layerflow._src.keras.training.execution import Execution
 from layerflow._src.keras.training.trainer import Trainer
+from layerflow._src.utils import nest
 
 
-class Model(Trainer, Layer):
+class Model(ModelApi, Execution, Trainer, Layer):
     """A model: subclass it (`__init__` + `call`) or build it from `tf.keras.Input` tensors.
 
     >>> import layerflow as tf
@@ -137,12 +140,19 @@ class Model(Trainer, Layer):
 
     def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
         if self._is_graph_network:
-            return functional.run_graph(self, inputs, training)
+            return functional.run_graph(self, inputs, training, mask)
         raise NotImplementedError(
             f"{who(self)} has no call(): to create a model with the functional API, pass "
             "inputs and outputs (tf.keras.Model(inputs, outputs)); otherwise subclass "
             "tf.keras.Model and define call(self, inputs)."
         )
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """A functional model's output masks: the masks its layers give its outputs."""
+        if not self._is_graph_network:
+            return Layer.compute_mask(self, inputs, mask)
+        outputs = functional.run_graph(self, inputs, None, mask)
+        return nest.map_structure(lambda t: getattr(t, "_keras_mask", None), outputs)
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         if self._is_graph_network:
@@ -171,12 +181,35 @@ class Model(Trainer, Layer):
         )
 
     def get_config(self) -> dict[str, Any]:
+        """A functional model's layers and their connections (tf_keras's layout); a
+        subclassed model's constructor arguments (it must override get_config for them)."""
         if self._is_graph_network:
-            raise NotImplementedError(
-                f"{who(self)}: get_config() of functional models is provided by "
-                "tf.keras.models.clone_model / model.save; use those."
-            )
+            from layerflow._src.keras.saving import functional_config  # deferred: see save()
+
+            return functional_config.get_config(self)
         return Layer.get_config(self)
+
+    get_config._lf_default = True  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Any:
+        """A model from `get_config()`: a functional config rebuilds the graph (layer classes
+        resolve through built-ins, registered objects and `custom_objects` only)."""
+        if isinstance(config, dict) and {"layers", "input_layers", "output_layers"} <= set(config):
+            from layerflow._src.keras.saving import model_config  # deferred: see save()
+
+            return model_config.functional_from_keras2(config, custom_objects, cls)
+        try:
+            return cls(**config)
+        except TypeError as e:  # tf_keras's words
+            raise TypeError(
+                "Unable to revive model from config. When overriding the `get_config()` method, "
+                "make sure that the returned config contains all items used as arguments in the "
+                f"constructor to {cls}, which is the default behavior. You can override this "
+                "default behavior by defining a `from_config(cls, config)` class method to "
+                f"specify how to create an instance of {cls.__name__} from its config.\n\n"
+                f"Received config={config}\n\nError encountered during deserialization: {e}"
+            ) from None
 
     # --- whole-model saving (the saving package implements it) -----------------------------------
     def save(

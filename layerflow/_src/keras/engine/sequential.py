@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from layerflow._src.framework.tensor import TensorLike
+from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.keras.engine import functional
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
@@ -31,6 +31,9 @@ class Sequential(Model):
 
     def __init__(self, layers: Any = None, name: str | None = None) -> None:
         super().__init__(name=name)
+        # Each layer passes its mask on as the stack runs (tf_keras's Sequential).
+        self.__dict__["_supports_masking"] = True
+        self.__dict__["_compute_output_and_mask_jointly"] = True
         self.__dict__["_stack"] = []
         self.__dict__["_input_layer"] = None
         self.__dict__["_graph_output"] = None
@@ -121,6 +124,7 @@ class Sequential(Model):
         dtype = self._input_layer.dtype if self._input_layer is not None else self.dtype
         self.__dict__["_input_dtype"] = dtype
         x = KerasTensor(input_shape, dtype)
+        self.__dict__["_graph_input"] = x
         self.__dict__["_build_input_shape"] = input_shape
         for layer in self._stack:
             x = layer(x)
@@ -134,9 +138,15 @@ class Sequential(Model):
             # A model with a declared input takes it in the input's dtype (uint8 images become
             # float32), as tf.keras's functional Sequential does.
             x = math_ops.cast(x, dtype)
+        if mask is not None and isinstance(x, Tensor):
+            x._keras_mask = mask
         for layer in self._stack:
             x = layer(x)
         return x
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The last layer's output mask for `inputs` (the stack run again)."""
+        return getattr(self.call(inputs, mask=mask), "_keras_mask", None)
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         x = KerasTensor(to_shapes(input_shape), self.dtype)
@@ -157,7 +167,10 @@ class Sequential(Model):
         if self._input_layer is not None:
             layers.append(serialize_keras_object(self._input_layer))
         layers.extend(serialize_keras_object(layer) for layer in self._stack)
-        return {"name": self.name, "layers": layers}
+        config: dict[str, Any] = {"name": self.name, "layers": layers}
+        if self._input_layer is None and self._build_input_shape is not None:
+            config["build_input_shape"] = tuple(self._build_input_shape)  # tf_keras's key
+        return config
 
     @classmethod
     def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Sequential:
@@ -178,6 +191,9 @@ class Sequential(Model):
                     spec, objects, custom_objects, printable_module_name="layer"
                 )
             )
+        shape = config.get("build_input_shape")
+        if not model.built and isinstance(shape, list | tuple) and shape:
+            model.build(tuple(shape))
         return model
 
 

@@ -119,3 +119,12 @@ from layerflow._src.keras.layers.pooling_extra import (
     MaxPool3D,
     MaxPooling3D,
 )
+
+# isort: split
+# --- Masking, Identity, ThresholdedReLU, SpectralNormalization (h-kengine) ---
+from layerflow._src.keras.layers.core_extra import (
+    Identity,
+    Masking,
+    SpectralNormalization,
+    ThresholdedReLU,
+)

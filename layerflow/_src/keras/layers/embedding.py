@@ -8,6 +8,7 @@ from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import constraints, initializers, regularizers
 from layerflow._src.keras.engine.arg_checks import check_count
 from layerflow._src.keras.engine.base_layer import Layer
+from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.ops import array_ops, gather_ops, math_ops
 
 
@@ -62,6 +63,10 @@ class Embedding(Layer):
         if not self.mask_zero:
             return None
         return math_ops.not_equal(inputs, array_ops.constant(0, dtype=inputs.dtype))
+
+    def _output_spec(self, inputs: Any, shapes: Any, args: tuple, kwargs: dict) -> Any:
+        # Integer indices in, vectors of the layer's dtype out.
+        return KerasTensor(self.compute_output_shape(shapes), self.dtype)
 
     def compute_output_shape(self, input_shape: Any) -> Any:
         return TensorShape(TensorShape(input_shape).as_list() + [self.output_dim])

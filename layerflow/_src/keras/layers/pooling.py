@@ -13,7 +13,7 @@ from layerflow._src.keras.layers.convolutional import (
     normalize_padding,
     normalize_tuple,
 )
-from layerflow._src.ops import conv_ops, math_ops
+from layerflow._src.ops import array_ops, conv_ops, math_ops
 
 __all__ = [
     "MaxPool2D",
@@ -184,8 +184,32 @@ class GlobalMaxPooling2D(_GlobalPool):
 
 
 class GlobalAveragePooling1D(_GlobalPool):
+    """The mean over time, `(batch, steps, c)` -> `(batch, c)`; with a mask (Keras 2), the
+    mean of the unmasked steps only.
+
+    >>> import layerflow as tf
+    >>> x = tf.constant([[[1.0], [3.0], [9.0]]])
+    >>> tf.keras.layers.GlobalAveragePooling1D()(x, mask=tf.constant([[True, True, False]]))
+    <tf.Tensor: shape=(1, 1), dtype=float32, numpy=array([[2.]], dtype=float32)>
+    """
+
     rank = 1
     _reduce = staticmethod(math_ops.reduce_mean)
+
+    def __init__(self, data_format: str | None = None, **kwargs: Any) -> None:
+        super().__init__(data_format=data_format, **kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs: Any, mask: Any = None) -> Any:
+        if mask is None:
+            return super().call(inputs)
+        axis = 1 if self.data_format == "channels_last" else 2
+        weights = array_ops.expand_dims(math_ops.cast(mask, inputs.dtype), 3 - axis)
+        total = math_ops.reduce_sum(inputs * weights, axis=axis, keepdims=self.keepdims)
+        return total / math_ops.reduce_sum(weights, axis=axis, keepdims=self.keepdims)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        return None
 
 
 class GlobalMaxPooling1D(_GlobalPool):

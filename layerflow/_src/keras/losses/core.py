@@ -98,6 +98,29 @@ def _reduce(losses: Any, sample_weight: Any, reduction: str) -> Any:
     return M.reduce_mean(losses) if losses._data.size else M.reduce_sum(losses)
 
 
+def _both(a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return a if b is None else b
+    return M.logical_and(M.cast(a, "bool"), M.cast(b, "bool"))
+
+
+def _valid_mask_weights(losses: Any, sample_weight: Any, mask: Any, reduction: str) -> Any:
+    """tf_keras's `apply_valid_mask`: the prediction's mask (`_keras_mask`, e.g. padded time
+    steps) becomes sample weights; with a mean reduction the valid entries are scaled by
+    total/valid, so the loss is the mean over the unmasked entries only."""
+    mask = _cast_like(mask, losses)
+    if reduction in (Reduction.AUTO, Reduction.SUM_OVER_BATCH_SIZE):
+        total = float(mask._data.size)
+        valid = M.reduce_sum(mask)
+        mask = M.multiply(mask, M.divide(M.cast(total, mask.dtype), valid))
+    if sample_weight is None:
+        return mask
+    w = _cast_like(sample_weight, losses)
+    if w._data.ndim == mask._data.ndim - 1:
+        w = M.reshape(w, tuple(w._data.shape) + (1,))
+    return M.multiply(w, mask)
+
+
 class Loss:
     """Base class: subclasses implement `call(y_true, y_pred)` returning per-sample losses.
 
@@ -115,6 +138,7 @@ class Loss:
         self.name = name if name is not None else naming.to_snake_case(type(self).__name__)
 
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        in_mask = getattr(y_pred, "_keras_mask", None)
         if not isinstance(y_pred, TensorLike):
             y_pred = _tensor(y_pred)
         if not isinstance(y_true, TensorLike):
@@ -122,6 +146,9 @@ class Loss:
         losses = self.call(y_true, y_pred)
         if not isinstance(losses, TensorLike):
             losses = convert_to_tensor(losses)
+        mask = _both(in_mask, getattr(losses, "_keras_mask", None))
+        if mask is not None:
+            sample_weight = _valid_mask_weights(losses, sample_weight, mask, self.reduction)
         return _reduce(losses, sample_weight, self.reduction)
 
     def call(self, y_true: Any, y_pred: Any) -> Any:

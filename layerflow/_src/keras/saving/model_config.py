@@ -191,6 +191,9 @@ def _graph_layers(model: Any) -> list[Any]:
 def _layer_objects(custom_objects: dict | None) -> dict[str, Any]:
     objects = dict(layer_serialization._module_objects())
     objects["InputLayer"] = InputLayer
+    from layerflow._src.keras.engine.functional import TFOpLambda
+
+    objects["TFOpLambda"] = TFOpLambda  # an op by name, resolved by tf_op_by_name only
     # Sequential, Functional and Model configs are rebuilt by deserialize_model, never by a
     # constructor: a bare `Model` has no call().
     for name in ("Sequential", "Functional", "Model"):
@@ -239,6 +242,26 @@ def model_from_json(json_string: str, custom_objects: dict | None = None) -> Any
     document = config_json.loads(json_string, None, "the JSON")
     with serialization.custom_object_scope(custom_objects):
         return model_from_document(document, custom_objects, None)[1]
+
+
+def model_from_config(config: Any, custom_objects: dict | None = None) -> Any:
+    """A model (or layer) from `{"class_name", "config"}` (Keras 2's `model_from_config`).
+
+    >>> import layerflow as tf
+    >>> net = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    >>> doc = {"class_name": "Sequential", "config": net.get_config()}
+    >>> tf.keras.models.model_from_config(doc).output_shape
+    (None, 2)
+    """
+    if isinstance(config, list):
+        raise TypeError(
+            "`model_from_config` expects a dictionary, not a list. Received: "
+            f"config={str(config)[:200]}. Did you meant to use `Sequential.from_config(config)`?"
+        )
+    if not isinstance(config, dict):
+        raise TypeError(f"`model_from_config` expects a dictionary, got {type(config).__name__}.")
+    with serialization.custom_object_scope(custom_objects):
+        return model_from_document(config, custom_objects, None)[1]
 
 
 def to_json(model: Any, **kwargs: Any) -> str:
@@ -314,7 +337,30 @@ def _layer(spec: dict[str, Any], custom_objects: dict | None) -> Any:
     )  # fmt: skip
 
 
+def functional_from_keras2(
+    config: dict[str, Any], custom_objects: dict | None, cls: type = Model
+) -> Model:
+    """A functional model from tf_keras's `get_config()` layout (`functional_config`)."""
+    from layerflow._src.keras.saving import functional_config
+
+    with serialization.custom_object_scope(custom_objects):
+        return functional_config.from_config(
+            config, lambda spec: _layer(spec, custom_objects), cls
+        )
+
+
+def _keras2_nodes(inner: dict[str, Any]) -> bool:
+    return any(
+        isinstance(node, list)
+        for spec in inner.get("layers", [])
+        if isinstance(spec, dict)
+        for node in spec.get("inbound_nodes", []) or []
+    )
+
+
 def _functional_from_config(inner: dict[str, Any], custom_objects: dict | None) -> Model:
+    if _keras2_nodes(inner):
+        return functional_from_keras2(inner, custom_objects)
     made: dict[str, Any] = {}
     tensors: dict[tuple[str, int, int], KerasTensor] = {}
     calls: dict[str, int] = {}

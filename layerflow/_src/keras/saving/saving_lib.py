@@ -77,6 +77,13 @@ def save_model(
 
     >>> # model.save("mlp.keras"); clone = tf.keras.models.load_model("mlp.keras")
     """
+    from layerflow._src.keras.saving import h5_model  # it builds on this module: deferred
+
+    if h5_model.is_h5_path(filepath, save_format):  # Keras 2's whole-model HDF5 (`m.h5`)
+        extra = sorted(set(kwargs) - {"signatures", "options", "save_traces"})
+        if extra:
+            raise TypeError(f"save_model() got unexpected keyword arguments {extra}.")
+        return h5_model.save_model(model, filepath, overwrite, include_optimizer)
     if save_format not in (None, "keras"):
         raise ValueError(
             f"save_format={save_format!r} is not supported: layerflow saves whole models in "
@@ -200,6 +207,10 @@ def load_model(
     unknown = sorted(set(kwargs) - {"options"})
     if unknown:
         raise TypeError(f"load_model() got unexpected keyword arguments {unknown}.")
+    from layerflow._src.keras.saving import h5_model  # it builds on this module: deferred
+
+    if h5_model.is_h5_path(filepath):  # Keras 2's whole-model HDF5 (`m.h5`)
+        return h5_model.load_model(filepath, custom_objects, compile, safe_mode)
     path = _check_path(filepath, "load_model")
     if not os.path.exists(path):
         raise FileNotFoundError(f"No model file at '{path}'. Check the path.")

@@ -208,6 +208,17 @@ class _AutoAccuracy(metrics_mod.MeanMetricWrapper):
         return self._chosen(y_true, y_pred)
 
 
+def _mask_weights(y_pred: Any, mask: Any, sample_weight: Any) -> tuple[Any, Any]:
+    """tf_keras's `apply_mask`: the mask as float weights, and the sample weights times it."""
+    mask = M.cast(mask, y_pred.dtype)
+    if sample_weight is None:
+        return mask, mask
+    sw = M.cast(sample_weight, mask.dtype)
+    if sw.ndim == mask.ndim - 1:
+        sw = M.reshape(sw, tuple(sw.shape) + (1,))
+    return mask, M.multiply(sw, mask)
+
+
 def _as_metric(identifier: Any, prefix: str = "") -> metrics_mod.Metric:
     if isinstance(identifier, str) and identifier in ("accuracy", "acc"):
         return _AutoAccuracy(prefix + identifier)
@@ -269,8 +280,13 @@ class MetricsContainer:
         single = self._single
         if single is not None and not nest.is_nested(y_pred):
             plain, weighted = single
+            mask = getattr(y_pred, "_keras_mask", None)
+            if mask is not None:  # tf_keras: the output's mask weights every metric
+                mask, sample_weight = _mask_weights(y_pred, mask, sample_weight)
             for m in plain:
-                m.update_state(y_true, y_pred)
+                m.update_state(y_true, y_pred, mask) if mask is not None else m.update_state(
+                    y_true, y_pred
+                )
             for m in weighted:
                 m.update_state(y_true, y_pred, sample_weight)
             return

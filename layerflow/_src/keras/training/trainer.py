@@ -8,7 +8,6 @@ Trainer state lives in underscore attributes so the engine does not track it as 
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 from typing import Any
@@ -25,6 +24,7 @@ from layerflow._src.keras.training import callbacks as callbacks_mod
 from layerflow._src.keras.training import compile_utils
 from layerflow._src.keras.training import data_adapter as da
 from layerflow._src.keras.training.callbacks_extra import resume_point
+from layerflow._src.keras.training.execution import check_steps_per_execution, executions
 from layerflow._src.utils import nest
 
 _log = logging.getLogger("layerflow")
@@ -114,7 +114,11 @@ class Trainer:
         self._compiled_metrics = compile_utils.MetricsContainer(metrics, weighted_metrics, names)
         self._run_eagerly = True if run_eagerly is None else bool(run_eagerly)
         self._jit_compile = bool(jit_compile)
-        self._steps_per_execution = int(steps_per_execution or 1)
+        if steps_per_execution == "auto":  # tf_keras: autotuning on, starting from 1
+            self._autotune_steps_per_execution = True
+            steps_per_execution = 1
+        self._steps_per_execution = check_steps_per_execution(steps_per_execution)
+        self.train_function = self.test_function = self.predict_function = None
         self._is_compiled = True
         self.stop_training = False
 
@@ -172,6 +176,9 @@ class Trainer:
             out.extend(self._compiled_loss.metrics)
         if self._compiled_metrics is not None:
             out.extend(self._compiled_metrics.metrics)
+        layer_metrics = getattr(self, "_layer_metrics", None)  # add_metric's (Layer API)
+        if layer_metrics is not None:
+            out.extend(m for m in layer_metrics() if all(m is not o for o in out))
         return out
 
     @property
@@ -294,22 +301,23 @@ class Trainer:
         batch_begin = cbs.wants("on_train_batch_begin")
         epoch_logs: dict[str, Any] = {}
         strategy = self._replicated_strategy("fit")
-        train_step = self.train_step
-        if strategy is not None:
-            train_step = functools.partial(self._distributed_train_step, strategy)
+        train_function = self.make_train_function()
+        spe = self._steps_per_execution
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             cbs.on_epoch_begin(epoch)
             logs: Any = None
-            for step, batch in enumerate(self._batches(train, strategy)):
-                if skip:  # trained on before the interruption
-                    skip -= 1
-                    continue
+            batches = iter(self._batches(train, strategy))
+            start, skip = skip, 0  # batches trained on before an interruption (BackupAndRestore)
+            for _ in range(start):
+                next(batches, None)
+            # One execution runs up to steps_per_execution batches (training/execution.py).
+            for step, chunk, ran in executions(batches, spe, start=start):
                 if batch_begin:
                     cbs.on_train_batch_begin(step)
-                logs = train_step(batch)
+                logs = train_function(chunk)
                 if per_batch:
-                    cbs.on_train_batch_end(step, _py_logs(logs))
+                    cbs.on_train_batch_end(step + ran[0] - 1, _py_logs(logs))
                 if self.stop_training:
                     break
             ran_out = getattr(train, "exhausted", False)
@@ -349,14 +357,13 @@ class Trainer:
         per_batch = cbs.wants("on_test_batch_end")
         logs: Any = None
         strategy = self._replicated_strategy("evaluate")
-        test_step = self.test_step
-        if strategy is not None:
-            test_step = functools.partial(self._distributed_test_step, strategy)
-        for step, batch in enumerate(self._batches(data, strategy)):
+        test_function = self.make_test_function()
+        spe = self._steps_per_execution
+        for step, chunk, ran in executions(self._batches(data, strategy), spe):
             cbs.on_test_batch_begin(step)
-            logs = test_step(batch)
+            logs = test_function(chunk)
             if per_batch:
-                cbs.on_test_batch_end(step, _py_logs(logs))
+                cbs.on_test_batch_end(step + ran[0] - 1, _py_logs(logs))
         if logs is None:
             raise ValueError("evaluate got no batches: the data is empty.")
         out = _py_logs(logs)
@@ -413,10 +420,11 @@ class Trainer:
         cbs.on_predict_begin()
         outputs: list[Any] = []
         strategy = self._replicated_strategy("predict")
+        predict_function = self.make_predict_function() if strategy is None else None
         for step, batch in enumerate(self._batches(data, strategy)):
             cbs.on_predict_batch_begin(step)
             if strategy is None:
-                out = self.predict_step(batch)
+                out = predict_function(iter((batch,)))
                 outputs.append(nest.map_structure(_host, out))
             else:
                 out = strategy.run(lambda *b: self.predict_step(b), args=batch)
