@@ -235,6 +235,7 @@ def get_current_name_scope() -> str:
 
     return current_scope().rstrip("/")
 
+
 __version__ = "0.1.0"
 version = __version__
 

@@ -6,8 +6,16 @@ from layerflow._src.keras.engine.cloning import clone_model
 from layerflow._src.keras.engine.model import Model
 from layerflow._src.keras.engine.sequential import Sequential
 
-__all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_json", "save_model",
-           "model_from_config", "model_from_yaml"]
+__all__ = [
+    "Model",
+    "Sequential",
+    "clone_model",
+    "load_model",
+    "model_from_json",
+    "save_model",
+    "model_from_config",
+    "model_from_yaml",
+]
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, **kwargs):  # noqa: A002, ANN001, ANN201

@@ -331,7 +331,6 @@ class GradientTape:
                               s._device))  # fmt: skip
         return nest.pack_sequence_as(sources, out)
 
-
     def batch_jacobian(
         self,
         target: Any,

@@ -142,6 +142,7 @@ class _Flags:
     def refresh(self) -> None:
         self.general = self.multi_device or self._tracing > 0
 
+
 flags = _Flags()
 _registry = _Registry()
 _scope = threading.local()

@@ -40,6 +40,7 @@ from layerflow._src.utils import nest
 _log = logging.getLogger("layerflow")
 _run_eagerly = [False]
 
+
 # The AutoGraph converter: a callable `fn -> converted fn`, applied to the Python body when a
 # function is created with autograph=True: AutoGraph's `convert` (`autograph/conversion.py`),
 # replaceable with `set_autograph_converter`.

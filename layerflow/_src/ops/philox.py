@@ -96,6 +96,8 @@ def _libm() -> dict[str, Any]:
     if not _LIBM:
         _LIBM.update(_load_libm() or {"none": None})
     return _LIBM
+
+
 # A value counts as "near a rounding boundary" when its exact result lies this many ulps or less
 # from the midpoint between two representable values (glibc's logf errs by up to 0.82 ulp; its
 # double functions by a hair over 0.5).

@@ -302,10 +302,19 @@ def _operator(fn: Callable[..., Any], symbol: str, arity: int = 2) -> Callable[.
 
 _OPERATORS: dict[str, Callable[..., Any]] = {
     name: _operator(fn, name)
-    for name, fn in {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-                     "truediv": operator.truediv, "pow": operator.pow, "matmul": operator.matmul,
-                     "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-                     "getitem": operator.getitem}.items()  # fmt: skip
+    for name, fn in {
+        "add": operator.add,
+        "sub": operator.sub,
+        "mul": operator.mul,
+        "truediv": operator.truediv,
+        "pow": operator.pow,
+        "matmul": operator.matmul,
+        "lt": operator.lt,
+        "le": operator.le,
+        "gt": operator.gt,
+        "ge": operator.ge,
+        "getitem": operator.getitem,
+    }.items()  # fmt: skip
 }
 _OPERATORS["neg"] = _operator(operator.neg, "neg", arity=1)
 

@@ -344,9 +344,7 @@ def functional_from_keras2(
     from layerflow._src.keras.saving import functional_config
 
     with serialization.custom_object_scope(custom_objects):
-        return functional_config.from_config(
-            config, lambda spec: _layer(spec, custom_objects), cls
-        )
+        return functional_config.from_config(config, lambda spec: _layer(spec, custom_objects), cls)
 
 
 def _keras2_nodes(inner: dict[str, Any]) -> bool:
