@@ -9,8 +9,10 @@ from layerflow._src.saving.io import (
     write_file,
 )
 from layerflow._src.saving.weights_file import WeightsFileError
+from layerflow._src.ops.parsing_ops import decode_base64, decode_csv, decode_raw, encode_base64
 
 __all__ = [
     "WeightsFileError", "load", "parse_tensor", "read_file", "save", "serialize_tensor",
     "write_file",
+    "decode_base64", "decode_csv", "decode_raw", "encode_base64",
 ]  # fmt: skip
