@@ -139,7 +139,7 @@ def _family_error(prim: Primitive, dt: Any) -> errors.InvalidArgumentError:
     allowed = next(text for kinds, text in FAMILIES.values() if kinds == prim.accepts)
     hint = "tf.float32" if prim.accepts != FAMILIES["numeric"][0] else "tf.int32"
     fix = f"Cast the input first, e.g. tf.cast(x, {hint})."
-    if dt == object:
+    if getattr(dt, "kind", "") == "O":
         fix = "Parse strings into numbers first with tf.strings.to_number(x)."
     return errors.InvalidArgumentError(
         None,
@@ -181,7 +181,7 @@ def _shape_error(prim: Primitive, err: Exception, arrays: Any) -> errors.OpError
     if isinstance(err, TypeError):
         # NumPy's TypeError from an object (string) array: TF's "not in the list of allowed
         # values"; any other TypeError is a bug and propagates unchanged.
-        if not any(getattr(a, "dtype", None) == object for a in arrays):
+        if not any(getattr(getattr(a, "dtype", None), "kind", "") == "O" for a in arrays):
             raise err
         return errors.InvalidArgumentError(
             None,

@@ -92,7 +92,7 @@ def _filled(shape: Any, dtype: Any, fill: Any, opname: str) -> Tensor:
     device = backend.current_device()
     dt = dtypes.as_dtype(dtype)
     dims = _shape_tuple(shape, opname)
-    if dt.np == object and not isinstance(fill, bytes | np.ndarray):
+    if np.dtype(dt.np).kind == "O" and not isinstance(fill, bytes | np.ndarray):
         if fill != 0:  # TF: zeros of tf.string is b""; ones has no string kernel
             raise errors.InvalidArgumentError(
                 None, opname, f"{opname}: dtype string is not allowed; use tf.fill(dims, b'...')."

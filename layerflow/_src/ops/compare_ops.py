@@ -42,7 +42,8 @@ def logical_not(xp: Any, x: Any) -> Any:
 
 @op("cast", 1, may_alias=True)
 def _cast(xp: Any, x: Any, dtype: Any) -> Any:
-    if (x.dtype == object) != (dtype == object):  # TF has no cast between strings and numbers
+    # TF has no cast between strings and numbers
+    if (x.dtype.kind == "O") != (np.dtype(dtype).kind == "O"):
         src, dst = dtypes.from_numpy(x.dtype).name, dtypes.from_numpy(dtype).name
         raise errors.UnimplementedError(
             None,
@@ -69,7 +70,7 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
 
 @op("zeros_like", may_alias=False)
 def _zeros_like(xp: Any, x: Any, dtype: Any = None) -> Any:
-    if (x.dtype if dtype is None else dtype) == object:
+    if np.dtype(x.dtype if dtype is None else dtype).kind == "O":
         return xp.full(x.shape, b"", dtype=object)  # a string tensor's zero is b"" (TF)
     return xp.zeros_like(x, dtype=dtype)
 

@@ -20,7 +20,7 @@ from layerflow._src import backend
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import Tensor
-from layerflow._src.ops.string_ops import _INT, _FLOAT, _bytes, _map, as_tensor, strings_of
+from layerflow._src.ops.string_ops import _FLOAT, _INT, _bytes, _map, as_tensor, strings_of
 
 
 def _err(op: str, msg: str) -> errors.InvalidArgumentError:
@@ -96,7 +96,9 @@ def decode_csv(records: Any, record_defaults: Any, field_delim: str = ",",
     if select_cols is not None:
         sel = [int(c) for c in select_cols]
         if sorted(set(sel)) != sel or (sel and sel[0] < 0):
-            raise ValueError("decode_csv: select_cols must be non-negative and strictly increasing.")
+            raise ValueError(
+                "decode_csv: select_cols must be non-negative and strictly increasing."
+            )
         if len(sel) != len(cols):
             raise ValueError(f"decode_csv: {len(sel)} select_cols but {len(cols)} record_defaults.")
     else:

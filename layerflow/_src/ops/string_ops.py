@@ -66,7 +66,7 @@ def _ragged(rows: list, shape: tuple, dtype: Any = object) -> Any:
     """Ragged result: `rows` (flat list of per-element lists) for elements of `shape`."""
     lengths = np.asarray([len(r) for r in rows], dtype=np.int64)
     flat = np.empty(int(lengths.sum()), dtype=dtype)
-    flat[:] = [x for r in rows for x in r] if dtype == object else np.asarray(
+    flat[:] = [x for r in rows for x in r] if np.dtype(dtype).kind == "O" else np.asarray(
         [x for r in rows for x in r], dtype=dtype)  # fmt: skip
     if not shape:
         return as_tensor(flat)
@@ -125,7 +125,8 @@ _UNITS = ("BYTE", "UTF8_CHAR")
 def _check_unit(unit: str, op: str) -> None:
     if unit not in _UNITS:
         raise _err(
-            op, f'Value for attr \'unit\' of "{unit}" is not in the list of allowed values: '
+            op,
+            f"Value for attr 'unit' of \"{unit}\" is not in the list of allowed values: "
             '"BYTE", "UTF8_CHAR"',
         )
 

@@ -124,7 +124,7 @@ def _encode_cps(cps: list, codec: str, errors_: str, repl: int, op: str) -> byte
     try:
         return "".join(chars).encode(codec)
     except UnicodeEncodeError as e:
-        raise _err(op, f"Could not encode {e.object[e.start:e.end]!r} as {codec}.") from None
+        raise _err(op, f"Could not encode {e.object[e.start : e.end]!r} as {codec}.") from None
 
 
 def unicode_encode(input: Any, output_encoding: str, errors: str = "replace",  # noqa: A002

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,7 @@ def constant(pylist: Any, dtype: Any = None, ragged_rank: Any = None, inner_shap
     splits_dt = dtypes.as_dtype(row_splits_dtype).np
     levels = []
     items: list = list(pylist)
-    for _ in range(rank):
+    for _ in builtins.range(rank):  # `range` below is tf.ragged.range
         lengths = [len(v) for v in items]
         levels.append(np.concatenate([[0], np.cumsum(lengths)]).astype(splits_dt))
         items = [x for v in items for x in v]

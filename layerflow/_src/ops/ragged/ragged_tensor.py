@@ -126,8 +126,9 @@ class RaggedTensor:
         return result
 
     @classmethod
-    def from_nested_row_lengths(cls, flat_values: Any, nested_row_lengths: Any,
-                                name: Any = None, validate: bool = True) -> RaggedTensor:  # fmt: skip
+    def from_nested_row_lengths(
+        cls, flat_values: Any, nested_row_lengths: Any, name: Any = None, validate: bool = True
+    ) -> RaggedTensor:
         result = flat_values
         for lengths in reversed(list(nested_row_lengths)):
             result = cls.from_row_lengths(result, lengths, validate=validate)
@@ -254,7 +255,7 @@ class RaggedTensor:
                 )
             full = [f if s is None else int(s) for f, s in zip(full, shape, strict=True)]
         if default_value is None:
-            fill = b"" if np_dt == object else 0
+            fill = b"" if np_dt.kind == "O" else 0
         else:
             fill = _host(convert_to_tensor(default_value, dtype=flat.dtype))
         out = np.empty(full, dtype=np_dt)
