@@ -218,6 +218,12 @@ from layerflow._src.ops.space_batch_ops import (
     space_to_batch_nd,
 )
 
+# isort: split
+# --- string and ragged tensors (h-strings) ---
+from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
+from layerflow._src.ops.string_ops import as_string
+from layerflow._src.ops.string_ops import fingerprint_op as fingerprint
+
 device = _DeviceContext
 
 
@@ -262,6 +268,8 @@ _LAZY = {
     "optimizers": "layerflow.optimizers",
     "metrics": "layerflow.metrics",
     "summary": "layerflow.summary",
+    "strings": "layerflow.strings",
+    "ragged": "layerflow.ragged",
 }
 
 

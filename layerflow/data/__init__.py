@@ -7,4 +7,5 @@ from layerflow._src.data.dataset import (
     Dataset,
 )
 from layerflow._src.data.dataset import Iterator_ as Iterator
+from layerflow._src.data.text_sources import TextLineDataset
 from layerflow.data import experimental

@@ -123,6 +123,9 @@ FAMILIES = {
     "float": ("fcV", "bfloat16, float16, float32, float64, complex64 or complex128"),
     "real_float": ("fV", "bfloat16, float16, float32 or float64"),
     "numeric": ("iufcV", "an integer, float or complex dtype"),
+    # Ops NumPy would run on object arrays but TF defines for no string (comparisons <, >,
+    # maximum, sums): strings are rejected, every other dtype passes.
+    "non_string": ("biufcmMV", "any dtype but string"),
 }
 
 
@@ -135,11 +138,14 @@ def _family_error(prim: Primitive, dt: Any) -> errors.InvalidArgumentError:
     name = dtypes.from_numpy(dt).name
     allowed = next(text for kinds, text in FAMILIES.values() if kinds == prim.accepts)
     hint = "tf.float32" if prim.accepts != FAMILIES["numeric"][0] else "tf.int32"
+    fix = f"Cast the input first, e.g. tf.cast(x, {hint})."
+    if getattr(dt, "kind", "") == "O":
+        fix = "Parse strings into numbers first with tf.strings.to_number(x)."
     return errors.InvalidArgumentError(
         None,
         prim.name,
         f"{prim.name}: a tensor of dtype {name} is not allowed; {prim.name} takes {allowed}. "
-        f"Cast the input first, e.g. tf.cast(x, {hint}).",
+        + fix,
     )
 
 
@@ -172,6 +178,17 @@ def _dtype_error(prim: Primitive, a: Any, b: Any) -> errors.InvalidArgumentError
 
 
 def _shape_error(prim: Primitive, err: Exception, arrays: Any) -> errors.OpError:
+    if isinstance(err, TypeError):
+        # NumPy's TypeError from an object (string) array: TF's "not in the list of allowed
+        # values"; any other TypeError is a bug and propagates unchanged.
+        if not any(getattr(getattr(a, "dtype", None), "kind", "") == "O" for a in arrays):
+            raise err
+        return errors.InvalidArgumentError(
+            None,
+            prim.name,
+            f"{prim.name}: a tensor of dtype string is not allowed ({err}); {prim.name} is not "
+            "defined for strings. Use the tf.strings ops (e.g. tf.strings.to_number) instead.",
+        )
     if isinstance(err, MemoryError) or (isinstance(err, ValueError) and _too_big(err)):
         return _oom_error(prim, arrays, err)
     described = ", ".join(
@@ -293,7 +310,7 @@ def op(
                     out = forward(device.xp, arrays, *rest, **kwargs)
                 else:
                     out = forward(device.xp, *arrays, *rest, **kwargs)
-            except (ValueError, IndexError, MemoryError) as err:
+            except (ValueError, IndexError, MemoryError, TypeError) as err:
                 raise _shape_error(prim, err, arrays) from None
             return _finish(prim, inputs, out, device, rest, kwargs)
 
@@ -319,7 +336,7 @@ def op(
                             out = forward(device.xp, x._data, *rest, **kwargs)
                         else:
                             out = forward(device.xp, x._data)
-                    except (ValueError, IndexError, MemoryError) as err:
+                    except (ValueError, IndexError, MemoryError, TypeError) as err:
                         raise _shape_error(prim, err, [x._data]) from None
                     if simple and type(out) is device.ndarray:
                         result = Tensor(out, device)
@@ -356,7 +373,7 @@ def op(
                             out = forward(device.xp, xa, ya, *rest, **kwargs)
                         else:
                             out = forward(device.xp, xa, ya)
-                    except (ValueError, IndexError, MemoryError) as err:
+                    except (ValueError, IndexError, MemoryError, TypeError) as err:
                         raise _shape_error(prim, err, [xa, ya]) from None
                     if simple and type(out) is device.ndarray:
                         result = Tensor(out, device)

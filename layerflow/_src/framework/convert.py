@@ -130,6 +130,8 @@ def host_array(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
         arr = _python_array(value)
         if arr.dtype.kind == "O":
             arr = _string_array(arr)
+        if arr.size == 0 and dtype is not None:  # `[]` holds no value to lose: any dtype (TF)
+            return _string_array(arr) if dtype.np.kind == "O" else arr.astype(dtype.np)
         if dtype is None:
             return arr.astype(_python_dtype(arr), copy=False)
     return arr if dtype is None else _cast_checked(arr, dtype, value)
@@ -196,6 +198,14 @@ def _python_array(value: Any) -> np.ndarray:
             raise ValueError(
                 f"Cannot convert {_short(value)} to a tensor: it mixes strings and numbers."
             )
+        # From the Python leaves, not NumPy's fixed-width copy, which drops trailing NULs.
+        leaves = _flat(value) if isinstance(value, list | tuple) else [value]
+        out = np.empty(arr.shape, dtype=object)
+        if len(leaves) == arr.size and all(isinstance(v, str | bytes) for v in leaves):
+            flat = out.reshape(-1)
+            for i, v in enumerate(leaves):
+                flat[i] = v
+            return out
         return arr.astype(object)
     if kind == "u" and arr.dtype.itemsize == 8:  # NumPy's pick for ints in [2**63, 2**64)
         raise ValueError(f"{_short(value)} is out of range for dtype int64.")

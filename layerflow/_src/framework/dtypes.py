@@ -168,6 +168,8 @@ uint64 = DType("uint64", np.uint64)
 bool_ = DType("bool", np.bool_)
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
+# A string tensor is a NumPy object array whose every element is `bytes` (str is encoded as
+# UTF-8 when converted, `framework/convert.py` checks every element), as TF's `.numpy()` gives.
 string = DType("string", np.object_)
 half = float16
 double = float64

@@ -92,6 +92,12 @@ def _filled(shape: Any, dtype: Any, fill: Any, opname: str) -> Tensor:
     device = backend.current_device()
     dt = dtypes.as_dtype(dtype)
     dims = _shape_tuple(shape, opname)
+    if np.dtype(dt.np).kind == "O" and not isinstance(fill, bytes | np.ndarray):
+        if fill != 0:  # TF: zeros of tf.string is b""; ones has no string kernel
+            raise errors.InvalidArgumentError(
+                None, opname, f"{opname}: dtype string is not allowed; use tf.fill(dims, b'...')."
+            )
+        fill = b""
     return Tensor(_allocate(opname, dims, dt.np, lambda: device.xp.full(dims, fill, dt.np)), device)
 
 

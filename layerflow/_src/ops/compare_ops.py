@@ -10,26 +10,26 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.autodiff.op import op
-from layerflow._src.framework import dtypes
+from layerflow._src.framework import dtypes, errors
 
 # --- comparisons and logic (no gradient) ---------------------------------------------------------
 
 
-def _compare(name: str, fn: Any) -> Any:
+def _compare(name: str, fn: Any, accepts: str | None = None) -> Any:
     def forward(xp: Any, x: Any, y: Any) -> Any:
         return fn(x, y)
 
     forward.__name__ = name
     forward.__doc__ = f"Elementwise `{name}` (a bool tensor)."
-    return op(name, 2)(forward)
+    return op(name, 2, accepts=accepts)(forward)
 
 
 equal = _compare("equal", np.equal)
 not_equal = _compare("not_equal", np.not_equal)
-less = _compare("less", np.less)
-less_equal = _compare("less_equal", np.less_equal)
-greater = _compare("greater", np.greater)
-greater_equal = _compare("greater_equal", np.greater_equal)
+less = _compare("less", np.less, "non_string")
+less_equal = _compare("less_equal", np.less_equal, "non_string")
+greater = _compare("greater", np.greater, "non_string")
+greater_equal = _compare("greater_equal", np.greater_equal, "non_string")
 logical_and = _compare("logical_and", np.logical_and)
 logical_or = _compare("logical_or", np.logical_or)
 logical_xor = _compare("logical_xor", np.logical_xor)
@@ -42,6 +42,15 @@ def logical_not(xp: Any, x: Any) -> Any:
 
 @op("cast", 1, may_alias=True)
 def _cast(xp: Any, x: Any, dtype: Any) -> Any:
+    # TF has no cast between strings and numbers
+    if (x.dtype.kind == "O") != (np.dtype(dtype).kind == "O"):
+        src, dst = dtypes.from_numpy(x.dtype).name, dtypes.from_numpy(dtype).name
+        raise errors.UnimplementedError(
+            None,
+            "cast",
+            f"Cast {src} to {dst} is not supported. Use tf.strings.to_number to parse strings "
+            "and tf.strings.as_string to format numbers.",
+        )
     if dtype.kind in "iu" and x.dtype.kind == "f":
         return xp.trunc(x).astype(dtype)
     return x.astype(dtype, copy=False)
@@ -61,10 +70,12 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
 
 @op("zeros_like", may_alias=False)
 def _zeros_like(xp: Any, x: Any, dtype: Any = None) -> Any:
+    if np.dtype(x.dtype if dtype is None else dtype).kind == "O":
+        return xp.full(x.shape, b"", dtype=object)  # a string tensor's zero is b"" (TF)
     return xp.zeros_like(x, dtype=dtype)
 
 
-@op("ones_like")
+@op("ones_like", accepts="non_string")
 def _ones_like(xp: Any, x: Any, dtype: Any = None) -> Any:
     return xp.ones_like(x, dtype=dtype)
 

@@ -155,7 +155,7 @@ def _reduction_grad(dy: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     return _broadcast_to(dy, shape)
 
 
-@op("reduce_sum", grad_uses_out=False)
+@op("reduce_sum", grad_uses_out=False, accepts="non_string")
 def _reduce_sum(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     dt = x.dtype if x.dtype.kind != "b" else np.int32
     if (
@@ -203,7 +203,7 @@ def _as_tensor(x: Any) -> Any:
     return convert_to_tensor(x)
 
 
-@op("reduce_mean", grad_uses_out=False)
+@op("reduce_mean", grad_uses_out=False, accepts="non_string")
 def _reduce_mean(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     if x.dtype.kind in "iub":
         s = xp.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)

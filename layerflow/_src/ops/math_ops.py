@@ -194,7 +194,7 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
     return _unbroadcast(gx, x), _unbroadcast(gy, y)
 
 
-@op("maximum", 2)
+@op("maximum", 2, accepts="non_string")
 def maximum(xp: Any, x: Any, y: Any) -> Any:
     return xp.maximum(x, y)
 
@@ -206,7 +206,7 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
     return _unbroadcast(where(mask, dy, zero), x), _unbroadcast(where(mask, zero, dy), y)
 
 
-@op("minimum", 2)
+@op("minimum", 2, accepts="non_string")
 def minimum(xp: Any, x: Any, y: Any) -> Any:
     return xp.minimum(x, y)
 

@@ -43,7 +43,7 @@ from layerflow._src.ops.math_ops import (
 # --- products and logical reductions --------------------------------------------------------------
 
 
-@op("reduce_prod")
+@op("reduce_prod", accepts="non_string")
 def _reduce_prod(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     dt = x.dtype if x.dtype.kind != "b" else np.int32
     return xp.prod(x, axis=axis, keepdims=keepdims, dtype=dt)
@@ -174,14 +174,14 @@ def count_nonzero(input: Any, axis: Any = None, keepdims: bool = False, dtype: A
 # into the finite range first (fmax/fmin drop NaN) gives that rule with NumPy's argmax.
 
 
-@op("argmax")
+@op("argmax", accepts="non_string")
 def _argmax(xp: Any, x: Any, axis: int, out_dtype: Any) -> Any:
     if x.dtype.kind == "f":
         x = xp.fmax(x, np.finfo(x.dtype).min)
     return xp.argmax(x, axis=axis).astype(out_dtype)
 
 
-@op("argmin")
+@op("argmin", accepts="non_string")
 def _argmin(xp: Any, x: Any, axis: int, out_dtype: Any) -> Any:
     if x.dtype.kind == "f":
         x = xp.fmin(x, np.finfo(x.dtype).max)

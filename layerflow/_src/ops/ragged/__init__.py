@@ -1,0 +1,1 @@
+"""Ragged tensors: `tf.RaggedTensor` (row-partitioned values) and its helpers."""
