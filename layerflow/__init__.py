@@ -96,16 +96,13 @@ from layerflow._src.ops.gather_ops import (
     gather,
     gather_nd,
     one_hot,
-    pad,
-    reverse,
     scatter_nd,
     tensor_scatter_nd_add,
     tensor_scatter_nd_sub,
     tensor_scatter_nd_update,
-    tile,
 )
 from layerflow._src.ops.linalg_ops import einsum, tensordot
-from layerflow._src.ops.manip_ops import meshgrid, repeat, roll, sequence_mask
+from layerflow._src.ops.manip_ops import meshgrid, pad, repeat, reverse, roll, sequence_mask, tile
 from layerflow._src.ops.math_ops import (
     abs,  # noqa: A004 - TF's name
     add,
@@ -146,12 +143,11 @@ from layerflow._src.ops.math_ops import (
     where,
     zeros_like,
 )
-from layerflow._src.ops.ordering_ops import approx_top_k
+from layerflow._src.ops.ordering_ops import approx_top_k, argsort, sort, unique
 from layerflow._src.ops.reduce_ops import (
     add_n,
     argmax,
     argmin,
-    argsort,
     clip_by_global_norm,
     clip_by_norm,
     cumsum,
@@ -160,8 +156,6 @@ from layerflow._src.ops.reduce_ops import (
     reduce_any,
     reduce_logsumexp,
     reduce_prod,
-    sort,
-    unique,
 )
 from layerflow._src.ops.segment_ops import searchsorted
 from layerflow._src.utils.naming import name_scope
