@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 
-# --- slots and gradients -----------------------------------------------------------------------
+# --- slots and gradients --------------------------------------------------------------------------
 def slot_like(ref: Any, initial_value: Any = None, shape: Any = None, fill: float | None = None
               ) -> Tensor:  # fmt: skip
     """A fresh tensor on `ref`'s device with its dtype: zeros (or `fill`) of `ref`'s shape (or
@@ -72,7 +72,7 @@ def as_gradient(value: Any, variable: Any) -> Tensor:
     return Tensor(backend.to_device(np.asarray(value, dtype=variable._data.dtype), device), device)
 
 
-# --- clipping ------------------------------------------------------------------------------------
+# --- clipping -------------------------------------------------------------------------------------
 @op("clip_gradient_by_value")
 def _clip_value(xp: Any, g: Any, c: float) -> Any:
     return xp.clip(g, -c, c)
@@ -106,7 +106,7 @@ def clip_gradients(grads: Sequence[Any], clipvalue: float | None, clipnorm: floa
     return list(grads)
 
 
-# --- update rules -------------------------------------------------------------------------------
+# --- update rules ---------------------------------------------------------------------------------
 @op("sgd_delta")
 def _sgd_delta(xp: Any, g: Any, lr: float) -> Any:
     return xp.multiply(g, lr)
