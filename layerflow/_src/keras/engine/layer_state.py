@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
@@ -398,7 +397,7 @@ class LayerState(Module):
 
     def get_weights(self) -> list[np.ndarray]:
         """NumPy copies of the weights, in `weights` order (`[]` before the layer is built)."""
-        return [np.array(backend.to_host(v._data), copy=True) for v in self.weights]
+        return [np.array(v.numpy(), copy=True) for v in self.weights]
 
     def set_weights(self, weights: Any) -> None:
         """Assign NumPy values to the weights; checks the count and every shape first."""

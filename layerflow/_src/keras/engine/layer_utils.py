@@ -187,7 +187,7 @@ def regularization_loss(regularizer: Callable[[Any], Any], var: Variable) -> Any
 
 def shapes_of(value: Any) -> Any:
     if isinstance(value, TensorLike):
-        return tuple.__new__(TensorShape, value._data.shape)  # a NumPy shape is already valid
+        return value.shape
     if isinstance(value, KerasTensor):
         return value.shape
     if isinstance(value, list | tuple | dict):

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.distribute.train_step import distributed_train_step
@@ -32,8 +31,8 @@ _log = logging.getLogger("layerflow")
 def _py(value: Any) -> Any:
     """A Python float (or list) for a log value, as Keras hands logs to callbacks."""
     if isinstance(value, TensorLike):
-        a = value._data
-        return float(a) if a.ndim == 0 else backend.to_host(a).tolist()
+        a = value.numpy()
+        return float(a) if np.ndim(a) == 0 else a.tolist()
     if isinstance(value, np.ndarray | np.generic):
         return float(value) if np.ndim(value) == 0 else value.tolist()
     return value
@@ -57,7 +56,7 @@ def _verbose(verbose: Any) -> int:
 
 
 def _host(value: Any) -> Any:
-    return backend.to_host(value._data) if isinstance(value, TensorLike) else np.asarray(value)
+    return value.numpy() if isinstance(value, TensorLike) else np.asarray(value)
 
 
 class Trainer:
@@ -541,7 +540,7 @@ class Trainer:
 
 def _n(x: Any) -> int:
     first = nest.flatten(x)[0]
-    shape = first._data.shape if isinstance(first, TensorLike) else np.shape(first)
+    shape = tuple(first.shape) if isinstance(first, TensorLike) else np.shape(first)
     return max(int(shape[0]) if len(shape) else 1, 1)
 
 
@@ -553,7 +552,7 @@ def _should_validate(epoch: int, freq: Any) -> bool:
 
 def _n_rows(structure: Any) -> int:
     first = nest.flatten(structure)[0]
-    shape = first._data.shape if isinstance(first, TensorLike) else np.shape(first)
+    shape = tuple(first.shape) if isinstance(first, TensorLike) else np.shape(first)
     return int(shape[0]) if len(shape) else 1
 
 
