@@ -80,6 +80,8 @@ def _containers(value: Any, out: list[tuple[Any, tuple[Any, ...]]]) -> bool:
 class LayerState(Module):
     """Tracking, weights and losses of a layer (see the module docstring)."""
 
+    _is_metric = False  # keras.metrics.Metric sets it: held as state, not listed as a layer
+
     @property
     def trainable(self) -> bool:
         return self._trainable
@@ -190,7 +192,9 @@ class LayerState(Module):
         def visit(layer: LayerState) -> None:
             for _, value in layer._tracked_attributes():
                 for item in flatten_state(value, LayerState):
-                    if id(item) in seen:
+                    # A metric is a Layer but not one of the model's layers (Keras 2): its
+                    # weights count, `layers` leaves it out.
+                    if id(item) in seen or item._is_metric:
                         continue
                     seen.add(id(item))
                     out.append(item)
@@ -198,6 +202,19 @@ class LayerState(Module):
                         visit(item)
 
         visit(self)
+        return out
+
+    def _tracked_metrics(self) -> list[Any]:
+        """Metrics held by attributes of this layer and of its layers, each once (Keras 2's
+        `Model.metrics` lists them after the compiled ones)."""
+        out: list[Any] = []
+        seen: set[int] = set()
+        for layer in self._flatten_layers():
+            for _, value in layer._tracked_attributes():
+                for item in flatten_state(value, LayerState):
+                    if item._is_metric and id(item) not in seen:
+                        seen.add(id(item))
+                        out.append(item)
         return out
 
     def _all_built(self) -> bool:

@@ -35,6 +35,8 @@ class Metric(Layer):
     0.0
     """
 
+    _is_metric = True
+
     def __init__(self, name: str | None = None, dtype: Any = None, **kwargs: Any) -> None:
         # Keras names a metric after its class without a uniquifying suffix ('mean').
         name = name or naming.to_snake_case(type(self).__name__)

@@ -164,12 +164,15 @@ class Trainer:
 
     @property
     def metrics(self) -> list[Any]:
-        """The loss tracker(s) then the compiled metrics (empty before compile)."""
+        """The loss tracker(s), the compiled metrics, then the metrics that attributes of the
+        model and its layers hold (`self.loss_tracker = tf.keras.metrics.Mean()`), as Keras 2."""
         out: list[Any] = []
         if self._compiled_loss is not None:
             out.extend(self._compiled_loss.metrics)
         if self._compiled_metrics is not None:
             out.extend(self._compiled_metrics.metrics)
+        known = {id(m) for m in out}
+        out.extend(m for m in self._tracked_metrics() if id(m) not in known)
         return out
 
     @property
