@@ -41,6 +41,7 @@ __all__ = [
     "sgd_delta",
     "sgd_momentum",
     "slot_like",
+    "Scratch",
 ]
 
 
@@ -107,14 +108,37 @@ def clip_gradients(grads: Sequence[Any], clipvalue: float | None, clipnorm: floa
 
 
 # --- update rules ---------------------------------------------------------------------------------
+class Scratch:
+    """One reusable array per variable for an update's temporary (owned by one optimizer).
+
+    A fresh parameter-sized temporary each step costs more than the arithmetic (the allocator
+    maps new pages for large arrays); an op given a Scratch writes its result into the same
+    array every step, and the caller consumes it (a Variable write) before the next step.
+    """
+
+    __slots__ = ("_array",)
+
+    def __init__(self) -> None:
+        self._array: Any = None
+
+    def like(self, xp: Any, a: Any) -> Any:
+        buf = self._array
+        if buf is None or buf.shape != a.shape or buf.dtype != a.dtype or type(buf) is not type(a):
+            buf = self._array = xp.empty_like(a)
+        return buf
+
+
 @op("sgd_delta")
-def _sgd_delta(xp: Any, g: Any, lr: float) -> Any:
-    return xp.multiply(g, lr)
+def _sgd_delta(xp: Any, g: Any, lr: float, scratch: Scratch | None) -> Any:
+    if scratch is None:
+        return xp.multiply(g, lr)
+    return xp.multiply(g, lr, out=scratch.like(xp, g))
 
 
-def sgd_delta(g: Any, lr: float) -> Tensor:
-    """Plain SGD's decrement of the variable: `lr g`."""
-    return _sgd_delta(g, float(lr))
+def sgd_delta(g: Any, lr: float, scratch: Scratch | None = None) -> Tensor:
+    """Plain SGD's decrement of the variable: `lr g` (into `scratch`'s array when given: the
+    result is then valid until the next call with that scratch)."""
+    return _sgd_delta(g, float(lr), scratch)
 
 
 @op("sgd_momentum_update", 2, multi_out=True)

@@ -118,6 +118,7 @@ class Optimizer(Trackable):
             self._iterations = Variable(np.int64(0), trainable=False, name="iteration")
         self._variables: list[Variable] = [self._iterations]
         self._slots: dict[int, dict[str, Variable]] = {}
+        self._scratch: dict[int, optimizer_ops.Scratch] = {}
         self._built = False
         self._known: set[int] = set()
         self._exclude_ids: set[int] = set()
@@ -254,6 +255,13 @@ class Optimizer(Trackable):
                 f"{self.name} has no slot {slot_name!r} for variable '{var.name}'; its slots "
                 f"for that variable are {have}."
             ) from None
+
+    def _scratch_for(self, var: Variable) -> optimizer_ops.Scratch:
+        """The reusable temporary of `var`'s updates (see `optimizer_ops.Scratch`)."""
+        scratch = self._scratch.get(id(var))
+        if scratch is None:
+            scratch = self._scratch[id(var)] = optimizer_ops.Scratch()
+        return scratch
 
     # --- applying gradients -------------------------------------------------------------------
     def exclude_from_weight_decay(

@@ -57,7 +57,7 @@ class SGD(Optimizer):
         mom = self.momentum
         for g, v in zip(clipped, variables):
             if not mom:
-                v.assign_sub(K.sgd_delta(g, lr))
+                v.assign_sub(K.sgd_delta(g, lr, self._scratch_for(v)))
                 continue
             m = self._slots[id(v)]["m"]
             new_m, *deltas = K.sgd_momentum(g, m, lr, mom, self.nesterov)
