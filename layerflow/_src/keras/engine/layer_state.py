@@ -206,7 +206,13 @@ class LayerState(Module):
 
     def _tracked_metrics(self) -> list[Any]:
         """Metrics held by attributes of this layer and of its layers, each once (Keras 2's
-        `Model.metrics` lists them after the compiled ones)."""
+        `Model.metrics` lists them after the compiled ones); cached like `layers`."""
+        found = self._lookup("metrics")
+        if found is None:
+            found = self._cached("metrics", self._walk_metrics)
+        return list(found)
+
+    def _walk_metrics(self) -> list[Any]:
         out: list[Any] = []
         seen: set[int] = set()
         for layer in self._flatten_layers():
