@@ -98,17 +98,14 @@ from layerflow._src.ops.gather_ops import (
     gather,
     gather_nd,
     one_hot,
-    pad,
-    reverse,
     scatter_nd,
     tensor_scatter_nd_add,
     tensor_scatter_nd_sub,
     tensor_scatter_nd_update,
-    tile,
 )
 from layerflow._src.ops.linalg_ops import einsum, tensordot
 from layerflow._src.ops.logging_ops import print_v2 as print  # noqa: A004 - TF's name
-from layerflow._src.ops.manip_ops import meshgrid, repeat, roll, sequence_mask
+from layerflow._src.ops.manip_ops import meshgrid, pad, repeat, reverse, roll, sequence_mask, tile
 from layerflow._src.ops.math_ops import (
     abs,  # noqa: A004 - TF's name
     add,
@@ -150,7 +147,7 @@ from layerflow._src.ops.math_ops import (
     zeros_like,
 )
 from layerflow._src.ops.optional_ops import OptionalSpec
-from layerflow._src.ops.ordering_ops import approx_top_k
+from layerflow._src.ops.ordering_ops import approx_top_k, argsort, sort, unique
 from layerflow._src.ops.py_func_ops import (
     AggregationMethod,
     UnconnectedGradients,
@@ -165,7 +162,6 @@ from layerflow._src.ops.reduce_ops import (
     add_n,
     argmax,
     argmin,
-    argsort,
     clip_by_global_norm,
     clip_by_norm,
     cumsum,
@@ -174,8 +170,6 @@ from layerflow._src.ops.reduce_ops import (
     reduce_any,
     reduce_logsumexp,
     reduce_prod,
-    sort,
-    unique,
 )
 from layerflow._src.ops.segment_ops import searchsorted
 from layerflow._src.ops.stateless_shuffle_ops import index_shuffle as random_index_shuffle
