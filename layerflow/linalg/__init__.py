@@ -2,6 +2,7 @@
 
 from layerflow._src.ops.array_ops import eye
 from layerflow._src.ops.linalg_decomp_ops import eigh, eigvalsh, qr, svd
+from layerflow._src.ops.linalg_eig_ops import eig, eigvals, logm, sqrtm
 from layerflow._src.ops.linalg_ops import (
     band_part,
     det,
