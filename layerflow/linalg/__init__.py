@@ -2,7 +2,16 @@
 
 from layerflow._src.ops.array_ops import eye
 from layerflow._src.ops.linalg_decomp_ops import eigh, eigvalsh, qr, svd
-from layerflow._src.ops.linalg_eig_ops import eig, eigvals, logm, sqrtm
+from layerflow._src.ops.linalg_eig_ops import eig, eigh_tridiagonal, eigvals, logm, sqrtm
+from layerflow._src.ops.linalg_lu_ops import (
+    banded_triangular_solve,
+    lu,
+    lu_matrix_inverse,
+    lu_reconstruct,
+    lu_solve,
+    tridiagonal_matmul,
+    tridiagonal_solve,
+)
 from layerflow._src.ops.linalg_ops import (
     band_part,
     det,
@@ -28,6 +37,24 @@ from layerflow._src.ops.linalg_solve_ops import (
     solve,
     triangular_solve,
 )
+from layerflow._src.ops.linear_operator import (
+    LinearOperator,
+    LinearOperatorDiag,
+    LinearOperatorFullMatrix,
+    LinearOperatorIdentity,
+    LinearOperatorLowerTriangular,
+    LinearOperatorScaledIdentity,
+)
+from layerflow._src.ops.linear_operator_structured import (
+    LinearOperatorAdjoint,
+    LinearOperatorBlockDiag,
+    LinearOperatorComposition,
+    LinearOperatorInversion,
+    LinearOperatorKronecker,
+    LinearOperatorLowRankUpdate,
+    LinearOperatorToeplitz,
+    LinearOperatorZeros,
+)
 from layerflow._src.ops.matrix_structure_ops import (
     adjoint,
     cross,
@@ -37,3 +64,4 @@ from layerflow._src.ops.matrix_structure_ops import (
 )
 from layerflow._src.ops.normalization_ops import l2_normalize, normalize
 from layerflow._src.ops.reduce_ops import global_norm, norm
+from layerflow.linalg import experimental

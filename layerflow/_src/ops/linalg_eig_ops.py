@@ -19,6 +19,7 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.autodiff.op import op
 from layerflow._src.framework import errors
+from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.array_ops import transpose
 from layerflow._src.ops.math_ops import _as_tensor, matmul, negative
 
@@ -203,4 +204,55 @@ def logm(input: Any, name: str | None = None) -> Any:  # noqa: A002
     return _logm(_square_input(input, "logm", kinds="c"))
 
 
-__all__ = ["eig", "eigvals", "logm", "matrix_square_root", "sqrtm"]
+# --- eigh_tridiagonal -----------------------------------------------------------------------------
+
+
+def eigh_tridiagonal(alpha: Any, beta: Any, eigvals_only: bool = True, select: str = "a",
+                     select_range: Any = None, tol: Any = None,
+                     name: str | None = None) -> Any:  # fmt: skip
+    """Eigenvalues (ascending), and eigenvectors as columns unless `eigvals_only`, of the
+    self-adjoint tridiagonal matrix with diagonal `alpha` [n] and off-diagonal `beta` [n-1].
+    `select`: 'a' all, 'i' the eigenvalues with indices in [lo, hi], 'v' those in (lo, hi].
+    Real input runs SciPy's LAPACK stebz/stein path, complex input a dense Hermitian eigh. Not
+    differentiable here.
+
+    >>> import layerflow as tf
+    >>> tf.linalg.eigh_tridiagonal([1.0, 2.0, 3.0], [0.5, 0.5]).numpy().round(4)
+    array([0.7753, 2.    , 3.2247], dtype=float32)
+    """
+    a, b = _as_tensor(alpha), _as_tensor(beta)
+    ha, hb = backend.to_host(a._data), backend.to_host(b._data)
+    if ha.ndim != 1 or hb.shape != (max(ha.shape[0] - 1, 0),):
+        raise ValueError(
+            f"eigh_tridiagonal: alpha must be [n] and beta [n - 1], got {list(ha.shape)} and "
+            f"{list(hb.shape)}."
+        )
+    if select not in ("a", "i", "v"):
+        raise ValueError(f"eigh_tridiagonal: select must be 'a', 'i' or 'v', got {select!r}.")
+    rng = None
+    if select != "a":
+        if select_range is None:
+            raise ValueError(f"eigh_tridiagonal: select={select!r} needs select_range=(lo, hi).")
+        rng = tuple(np.asarray(select_range).reshape(-1).tolist())
+        if select == "i":
+            rng = (int(rng[0]), int(rng[1]))
+    if ha.dtype.kind == "c" or hb.dtype.kind == "c":
+        m = np.diag(ha.astype(complex)) + np.diag(hb, -1) + np.diag(np.conj(hb), 1)
+        w, v = np.linalg.eigh(m)
+        keep = np.arange(w.size)
+        if select == "i":
+            keep = keep[rng[0] : rng[1] + 1]
+        elif select == "v":
+            keep = keep[(w > rng[0]) & (w <= rng[1])]
+        w, v = w[keep], v[:, keep]
+    else:
+        sl = _scipy_linalg()
+        w, v = sl.eigh_tridiagonal(ha, hb, select=select, select_range=rng)
+    xp = a._device.xp
+    w_t = Tensor(xp.asarray(w.astype(ha.dtype.type(0).real.dtype)), a._device)
+    if eigvals_only:
+        return w_t
+    return w_t, Tensor(xp.asarray(v.astype(np.result_type(ha, hb))), a._device)
+
+
+__all__ = ["eig", "eigh_tridiagonal", "eigvals", "logm", "matrix_square_root", "sqrtm"]
