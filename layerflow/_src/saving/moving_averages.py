@@ -40,12 +40,12 @@ class ExponentialMovingAverage:
         self._decay = decay
         self._num_updates = num_updates
         self._zero_debias = bool(zero_debias)
-        self._name = name
+        self._ema_name = name
         self._averages: dict[int, tuple[Variable, Variable]] = {}
 
     @property
     def name(self) -> str:
-        return self._name
+        return self._ema_name
 
     @property
     def zero_debias(self) -> bool:
@@ -99,7 +99,7 @@ class ExponentialMovingAverage:
         """The name of `var`'s shadow variable: `<var op name>/<this EMA's name>`."""
         if not isinstance(var, Variable):
             raise TypeError(f"average_name: expected a tf.Variable, got {type(var).__name__}.")
-        return f"{_op_name(var)}/{self._name}"
+        return f"{_op_name(var)}/{self._ema_name}"
 
     def variables_to_restore(self, moving_avg_variables: Any = None) -> dict[str, Variable]:
         """{shadow name: variable}, to restore the averages into the variables themselves (by
