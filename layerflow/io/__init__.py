@@ -1,5 +1,6 @@
 """`tf.io`: file and tensor serialization; `save`/`load` of nested tensor structures (no pickle)."""
 
+from layerflow._src.data.records import TFRecordOptions, TFRecordWriter
 from layerflow._src.saving.io import (
     load,
     parse_tensor,
@@ -11,6 +12,7 @@ from layerflow._src.saving.io import (
 from layerflow._src.saving.weights_file import WeightsFileError
 
 __all__ = [
+    "TFRecordOptions", "TFRecordWriter",
     "WeightsFileError", "load", "parse_tensor", "read_file", "save", "serialize_tensor",
     "write_file",
 ]  # fmt: skip
