@@ -9,6 +9,10 @@ from layerflow._src.data.dataset import (
 from layerflow._src.data.dataset import Iterator_ as Iterator
 from layerflow._src.data.dataset_methods import NumpyIterator
 from layerflow._src.data.options import Options, ThreadingOptions
-from layerflow._src.data.records import FixedLengthRecordDataset, TFRecordDataset
+from layerflow._src.data.records import (
+    FixedLengthRecordDataset,
+    TextLineDataset,
+    TFRecordDataset,
+)
 from layerflow._src.data.transforms_extra import DatasetSpec
 from layerflow.data import experimental

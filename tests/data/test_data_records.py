@@ -89,3 +89,21 @@ def test_fixed_length_records(tmp_path):
     with pytest.raises(tf.errors.InvalidArgumentError, match="not an exact multiple"):
         list(tf.data.FixedLengthRecordDataset(str(path), 4, header_bytes=3, footer_bytes=2))
     assert os.path.exists(path)
+
+
+def test_text_lines_and_list_files(tmp_path):
+    (tmp_path / "a.txt").write_bytes(b"one\r\ntwo\n\nthree")
+    (tmp_path / "b.txt").write_bytes(b"x\n")
+    files = [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    lines = tf.data.TextLineDataset(files)
+    assert [v.numpy() for v in lines] == [b"one", b"two", b"", b"three", b"x"]  # TF 2.21
+    (tmp_path / "c.gz").write_bytes(gzip.compress(b"p\nq\n"))
+    zipped = tf.data.TextLineDataset(str(tmp_path / "c.gz"), compression_type="GZIP")
+    assert [v.numpy() for v in zipped] == [b"p", b"q"]
+    found = tf.data.Dataset.list_files(str(tmp_path / "*.txt"), shuffle=False)
+    assert [f.numpy().decode() for f in found] == files
+    assert found.element_spec == tf.TensorSpec([], tf.string)
+    shuffled = tf.data.Dataset.list_files(str(tmp_path / "*.txt"), seed=1)
+    assert sorted(f.numpy().decode() for f in shuffled) == files
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No files matched pattern"):
+        tf.data.Dataset.list_files(str(tmp_path / "*.zz"))

@@ -5,7 +5,7 @@ sample_from_datasets, choose_from_datasets, counter, random.
 
 Import cycle, on purpose (the one `dataset` describes, extended): `Dataset` subclasses this
 class, and its methods construct nodes of `transforms_extra`, `persistence`, `resample`,
-`transforms`, `batching` and `sources`, which subclass `Dataset`. Those modules are imported
+`records`, `transforms`, `batching` and `sources`, which subclass `Dataset`. Those modules are imported
 inside the methods, when `dataset` is complete.
 """
 
@@ -407,6 +407,15 @@ class DatasetMethods:
             )
         _same_spec(datasets, "choose_from_datasets")
         return te.ChooseDataset(datasets, choice_dataset, bool(stop_on_empty_dataset))
+
+    @staticmethod
+    def list_files(file_pattern: Any, shuffle: Any = None, seed: Any = None,
+                   name: str | None = None) -> Any:  # fmt: skip
+        """The files matching glob pattern(s), shuffled unless `shuffle=False` (then sorted).
+        No match raises InvalidArgumentError, as TF does."""
+        from layerflow._src.data.records import list_files
+
+        return list_files(file_pattern, shuffle, seed)
 
     @staticmethod
     def counter(start: Any = 0, step: Any = 1, dtype: Any = "int64",

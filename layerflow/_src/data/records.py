@@ -359,7 +359,61 @@ class FixedLengthRecordDataset(Dataset):
         return structure.TensorSpec((), dtypes.string)
 
 
+class TextLineDataset(Dataset):
+    """The lines of text files, without their line ends ("\\n" or "\\r\\n"), as scalar string
+    tensors (`tf.data.TextLineDataset`)."""
+
+    def __init__(self, filenames: Any, compression_type: Any = None, buffer_size: Any = None,
+                 num_parallel_reads: Any = None, name: str | None = None) -> None:  # fmt: skip
+        self._files = _filenames(filenames, "TextLineDataset")
+        self._kind = TFRecordOptions.get_compression_type_string(compression_type)
+
+    def _elements(self) -> Iterator[Any]:
+        for path in self._files:
+            f = _open(path, self._kind)
+            try:
+                pending = b""
+                while True:
+                    chunk = f.read(1 << 20)
+                    if not chunk:
+                        break
+                    lines = (pending + chunk).split(b"\n")
+                    pending = lines.pop()
+                    for line in lines:
+                        yield _bytes_tensor(line[:-1] if line.endswith(b"\r") else line)
+                if pending:
+                    yield _bytes_tensor(pending[:-1] if pending.endswith(b"\r") else pending)
+            finally:
+                f.close()
+
+    def _cardinality(self) -> int:
+        return UNKNOWN
+
+    def _element_spec(self) -> Any:
+        return structure.TensorSpec((), dtypes.string)
+
+
+def list_files(file_pattern: Any, shuffle: Any = None, seed: Any = None,
+               name: str | None = None) -> Dataset:  # fmt: skip
+    """The files matching glob pattern(s), as string tensors: shuffled (default) or sorted.
+    No match raises InvalidArgumentError, as TF does."""
+    import glob
+
+    patterns = _filenames(file_pattern, "list_files")
+    found = sorted({p for pattern in patterns for p in glob.glob(pattern)})
+    if not found:
+        raise errors.InvalidArgumentError(
+            None, None, f"No files matched pattern: {', '.join(patterns)}"
+        )
+    from layerflow._src.data.sources import TensorSliceDataset
+
+    ds = TensorSliceDataset(np.array([p.encode() for p in found] + [b""], dtype=object)[:-1])
+    if shuffle is None or shuffle:
+        ds = ds.shuffle(len(found), seed=seed)
+    return ds
+
+
 __all__ = [
-    "FixedLengthRecordDataset", "TFRecordDataset", "TFRecordOptions", "TFRecordWriter", "crc32c",
-    "masked_crc32c",
+    "FixedLengthRecordDataset", "TFRecordDataset", "TFRecordOptions", "TFRecordWriter",
+    "TextLineDataset", "crc32c", "list_files", "masked_crc32c",
 ]  # fmt: skip
