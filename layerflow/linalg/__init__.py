@@ -45,6 +45,11 @@ from layerflow._src.ops.linear_operator import (
     LinearOperatorLowerTriangular,
     LinearOperatorScaledIdentity,
 )
+from layerflow._src.ops.linear_operator_special import (
+    LinearOperatorHouseholder,
+    LinearOperatorPermutation,
+    LinearOperatorTridiag,
+)
 from layerflow._src.ops.linear_operator_structured import (
     LinearOperatorAdjoint,
     LinearOperatorBlockDiag,

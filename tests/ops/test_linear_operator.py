@@ -35,10 +35,18 @@ def operators():
         (LO.LinearOperatorLowRankUpdate(LO.LinearOperatorFullMatrix(FULL[0]), u,
                                         diag_update=tf.constant([2.0], tf.float64)),
          FULL[0] + 2.0 * u @ u.T),
+        (LO.LinearOperatorTridiag(TRI), TRI_DENSE),
+        (LO.LinearOperatorPermutation([2, 0, 1], dtype=tf.float64), np.eye(3)[[2, 0, 1]]),
+        (LO.LinearOperatorHouseholder(V), np.eye(3) - 2 * np.outer(V, V) / V.dot(V)),
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("index", range(10))
+TRI = rng.standard_normal((2, 3, 3)) + np.array([0.0, 4.0, 0.0])[:, None]
+TRI_DENSE = np.stack([np.diag(t[1]) + np.diag(t[0, :-1], 1) + np.diag(t[2, 1:], -1) for t in TRI])
+V = np.array([1.0, -2.0, 0.5])
+
+
+@pytest.mark.parametrize("index", range(13))
 def test_operator_matches_its_dense_matrix(index):
     op, dense = operators()[index]
     assert op.shape == dense.shape and op.batch_shape == dense.shape[:-2]
@@ -58,7 +66,7 @@ def test_operator_matches_its_dense_matrix(index):
                                np.linalg.solve(dense, x)[..., 0], rtol=1e-8)  # fmt: skip
     np.testing.assert_allclose(op.determinant().numpy(), np.linalg.det(dense), rtol=1e-8)
     np.testing.assert_allclose(op.log_abs_determinant().numpy(),
-                               np.linalg.slogdet(dense)[1], rtol=1e-8)  # fmt: skip
+                               np.linalg.slogdet(dense)[1], rtol=1e-8, atol=1e-12)  # fmt: skip
     np.testing.assert_allclose(op.diag_part().numpy(), np.diagonal(dense, 0, -2, -1), rtol=1e-10)
     np.testing.assert_allclose(op.trace().numpy(), np.trace(dense, 0, -2, -1), rtol=1e-10)
     np.testing.assert_allclose(op.adjoint().to_dense().numpy(), adj, rtol=1e-10)
@@ -89,6 +97,10 @@ def test_structured_operators_beyond_square():
     assert zeros.matvec([1.0, 2.0, 3.0]).numpy().tolist() == [0.0, 0.0]
     with pytest.raises(ValueError, match="singular"):
         zeros.inverse()
+    odd = LO.LinearOperatorPermutation([1, 0, 2])
+    assert float(odd.determinant()) == -1.0 and odd.dtype == tf.float32  # TF's defaults
+    with pytest.raises(tf.errors.InvalidArgumentError, match="permutation of 0..2"):
+        LO.LinearOperatorPermutation([0, 0, 1])
     toep = LO.LinearOperatorToeplitz([1.0, 2.0, 3.0], [1.0, 4.0, 5.0])
     np.testing.assert_allclose(toep.to_dense().numpy(), [[1, 4, 5], [2, 1, 4], [3, 2, 1]])
 
