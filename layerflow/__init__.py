@@ -21,6 +21,24 @@ from layerflow._src.framework.variables import (
     variable_creator_scope,
 )
 from layerflow._src.function import function, init_scope, inside_function, is_symbolic_tensor
+from layerflow._src.ops.array_extra_ops import (
+    bitcast,
+    broadcast_dynamic_shape,
+    broadcast_static_shape,
+    dynamic_partition,
+    dynamic_stitch,
+    histogram_fixed_width,
+    histogram_fixed_width_bins,
+    parallel_stack,
+    reverse_sequence,
+    shape_n,
+    slice,  # noqa: A004 - TF's name
+    strided_slice,
+    tensor_scatter_nd_max,
+    tensor_scatter_nd_min,
+    unique_with_counts,
+    unravel_index,
+)
 from layerflow._src.ops.array_ops import (
     concat,
     constant,
@@ -103,6 +121,7 @@ from layerflow._src.ops.gather_ops import (
     tensor_scatter_nd_sub,
     tensor_scatter_nd_update,
 )
+from layerflow._src.ops.linalg_eig_ops import eig, eigvals, matrix_square_root
 from layerflow._src.ops.linalg_ops import einsum, tensordot
 from layerflow._src.ops.logging_ops import print_v2 as print  # noqa: A004 - TF's name
 from layerflow._src.ops.manip_ops import meshgrid, pad, repeat, reverse, roll, sequence_mask, tile
