@@ -87,3 +87,12 @@ from layerflow._src.keras.layers.spatial_reshaping import (
     ZeroPadding1D,
     ZeroPadding3D,
 )
+
+# isort: split
+# --- preprocessing layers (h-kprep) ---
+from layerflow._src.keras.layers.preprocessing.image_preprocessing import (
+    CenterCrop,
+    Rescaling,
+    Resizing,
+)
+from layerflow._src.keras.layers.preprocessing.normalization import Normalization
