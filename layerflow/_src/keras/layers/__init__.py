@@ -96,3 +96,6 @@ from layerflow._src.keras.layers.preprocessing.image_preprocessing import (
     Resizing,
 )
 from layerflow._src.keras.layers.preprocessing.normalization import Normalization
+from layerflow._src.keras.layers.preprocessing.category_encoding import CategoryEncoding
+from layerflow._src.keras.layers.preprocessing.discretization import Discretization
+from layerflow._src.keras.layers.preprocessing.hashing import HashedCrossing, Hashing
