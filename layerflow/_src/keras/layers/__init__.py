@@ -99,3 +99,4 @@ from layerflow._src.keras.layers.preprocessing.normalization import Normalizatio
 from layerflow._src.keras.layers.preprocessing.category_encoding import CategoryEncoding
 from layerflow._src.keras.layers.preprocessing.discretization import Discretization
 from layerflow._src.keras.layers.preprocessing.hashing import HashedCrossing, Hashing
+from layerflow._src.keras.layers.preprocessing.integer_lookup import IntegerLookup
