@@ -100,3 +100,14 @@ from layerflow._src.keras.layers.preprocessing.category_encoding import Category
 from layerflow._src.keras.layers.preprocessing.discretization import Discretization
 from layerflow._src.keras.layers.preprocessing.hashing import HashedCrossing, Hashing
 from layerflow._src.keras.layers.preprocessing.integer_lookup import IntegerLookup
+from layerflow._src.keras.layers.preprocessing.image_augmentation import (
+    RandomBrightness,
+    RandomContrast,
+    RandomCrop,
+    RandomFlip,
+    RandomHeight,
+    RandomRotation,
+    RandomTranslation,
+    RandomWidth,
+    RandomZoom,
+)

@@ -113,5 +113,22 @@ out["il_data"] = voc
 out["il_vocab"] = np.array(il.get_vocabulary(), np.int64)
 out["il_idf"] = il(np.array([[12, 42, 42, 7]], np.int64)).numpy()
 
+# ImageProjectiveTransformV3 (the kernel of RandomRotation/Zoom/Translation).
+timg = rng.standard_normal((2, 5, 6, 2)).astype("float32")
+ts = (
+    rng.standard_normal((2, 8)) * [1, 0.3, 2, 0.3, 1, 2, 0.01, 0.01] + [1, 0, 0, 0, 1, 0, 0, 0]
+).astype("float32")
+out["transform_images"], out["transform_matrices"] = timg, ts
+for fm in ("reflect", "wrap", "constant", "nearest"):
+    for it in ("nearest", "bilinear"):
+        out[f"transform_{fm}_{it}"] = tf.raw_ops.ImageProjectiveTransformV3(
+            images=timg,
+            transforms=ts,
+            output_shape=[5, 6],
+            fill_value=0.5,
+            interpolation=it.upper(),
+            fill_mode=fm.upper(),
+        ).numpy()
+
 np.savez_compressed(OUT, **out)
 print("wrote", OUT, len(out), "arrays;", tf.__version__, keras.__version__, file=sys.stderr)
