@@ -68,7 +68,8 @@ def test_training_only_seeded_and_config(cls, kwargs):
 def test_known_geometry():
     img = np.arange(16, dtype="float32").reshape(1, 4, 4, 1)
     quarter = L.RandomRotation((0.25, 0.25), interpolation="nearest")(img)
-    np.testing.assert_allclose(quarter.numpy()[0, :, :, 0], np.rot90(img[0, :, :, 0], 1),  # counter-clockwise, as TF
+    # A positive angle turns counter-clockwise, as in TF.
+    np.testing.assert_allclose(quarter.numpy()[0, :, :, 0], np.rot90(img[0, :, :, 0], 1),
                                atol=1e-5)  # fmt: skip
     shift = L.RandomTranslation((0.25, 0.25), (0.0, 0.0), fill_mode="constant",
                                 fill_value=-1.0)(img)  # fmt: skip
