@@ -166,3 +166,17 @@ def test_image_layers_contract_and_errors():
         L.CenterCrop(0, 2)
     with pytest.raises(ValueError, match="unknown method"):
         tf.image.resize(np.ones((2, 2, 1)), (3, 3), method="spline")
+
+
+def test_experimental_preprocessing_aliases_and_serialization():
+    exp = tf.keras.layers.experimental.preprocessing
+    for name in ("Normalization", "Rescaling", "Resizing", "CenterCrop", "Discretization",
+                 "CategoryEncoding", "Hashing", "HashedCrossing", "IntegerLookup", "RandomFlip",
+                 "RandomRotation", "RandomZoom", "RandomCrop", "RandomTranslation",
+                 "RandomContrast", "RandomHeight", "RandomWidth"):  # fmt: skip
+        assert getattr(exp, name) is getattr(L, name)
+    assert issubclass(L.Normalization, exp.PreprocessingLayer)
+    for layer in (L.Normalization(mean=1.0, variance=2.0), L.RandomZoom(0.1, seed=3),
+                  L.Hashing(4, salt=5), L.IntegerLookup(vocabulary=[3, 4])):  # fmt: skip
+        clone = L.deserialize(L.serialize(layer))
+        assert type(clone) is type(layer) and clone.get_config() == layer.get_config()
