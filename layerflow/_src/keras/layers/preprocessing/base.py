@@ -103,8 +103,8 @@ class PreprocessingLayer(Layer):
         >>> import layerflow as tf
         >>> norm = tf.keras.layers.Normalization(axis=None)
         >>> norm.adapt([1.0, 2.0, 3.0])
-        >>> float(norm.mean.numpy())
-        2.0
+        >>> norm.mean.numpy()
+        array([2.], dtype=float32)
         """
         owner = f"{type(self).__name__} '{self.name}'"
         batches = iterate_batches(owner, data, batch_size, steps)

@@ -133,7 +133,7 @@ class HashedCrossing(PreprocessingLayer):
 
     >>> import layerflow as tf
     >>> layer = tf.keras.layers.HashedCrossing(num_bins=5)
-    >>> layer(([1, 2, 3, 42, -7], [4, 5, 6, 42, 100])).numpy()
+    >>> layer((tf.constant([1, 2, 3, 42, -7]), tf.constant([4, 5, 6, 42, 100]))).numpy()
     array([0, 3, 3, 3, 3])
     """
 
