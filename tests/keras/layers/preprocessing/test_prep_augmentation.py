@@ -118,3 +118,15 @@ def test_training_honoured_inside_fit_and_errors():
         L.RandomContrast(-0.1)
     ds = tf.data.Dataset.from_tensor_slices(X).batch(2).map(lambda x: L.RandomFlip(seed=1)(x))
     assert next(iter(ds)).shape == (2, 6, 6, 3)
+
+
+# RandomHeight/RandomWidth declare the resized axis unknown (None), as tf_keras does.
+@pytest.mark.parametrize(
+    "cls,kwargs",
+    [c for c in ALL if c[0] not in (L.RandomCrop, L.RandomHeight, L.RandomWidth)],
+)
+def test_layer_harness_at_inference(cls, kwargs):
+    from layerflow._src.keras.utils.testing import run_layer_test
+
+    out = run_layer_test(cls, kwargs, input_shape=(2, 6, 6, 3), training=False)
+    assert out.shape == (2, 6, 6, 3)

@@ -114,7 +114,7 @@ def test_discretization_boundaries_and_output_modes():
     assert model.output_shape == (None, 4)
     np.testing.assert_array_equal(model(x).numpy(), [[1, 1, 1, 1], [0, 1, 1, 1]])
     with pytest.raises(ValueError, match="should not be set"):
-        L.Discretization(bin_boundaries=[0.0], num_bins=2)
+        L.Discretization(bin_boundaries=[0.0], num_bins=3)
     with pytest.raises(ValueError, match="Cannot adapt"):
         L.Discretization(bin_boundaries=[0.0]).adapt(x)
     with pytest.raises(ValueError, match="sorted"):
@@ -149,3 +149,22 @@ def test_category_encoding_modes_weights_and_errors():
     inp = tf.keras.Input((2,), dtype="int64")
     model = tf.keras.Model(inp, L.Dense(3)(L.CategoryEncoding(4)(inp)))
     assert model(x).shape == (4, 3)
+
+
+def test_adapted_discretization_survives_config_and_keras_file(tmp_path):
+    d = FIX["disc_data"].reshape(-1, 1)
+    layer = L.Discretization(num_bins=4, output_mode="one_hot")
+    layer.adapt(d)
+    clone = L.Discretization.from_config(layer.get_config())
+    assert clone.bin_boundaries == layer.bin_boundaries and clone.num_bins == 4
+    np.testing.assert_array_equal(clone(d).numpy(), layer(d).numpy())
+    clone.adapt(d[:100])  # still adaptable: num_bins is kept
+    assert clone.bin_boundaries != layer.bin_boundaries
+    inp = tf.keras.Input((1,))
+    model = tf.keras.Model(inp, L.Dense(2)(layer(inp)))
+    path = str(tmp_path / "disc.keras")
+    model.save(path)
+    loaded = tf.keras.models.load_model(path)
+    np.testing.assert_allclose(loaded.predict(d, verbose=0), model.predict(d, verbose=0))
+    with pytest.raises(ValueError, match="should not be set"):
+        L.Discretization(bin_boundaries=[0.0, 1.0], num_bins=2)

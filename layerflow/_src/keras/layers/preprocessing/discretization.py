@@ -76,12 +76,19 @@ class Discretization(PreprocessingLayer):
                 "Discretization: `num_bins` must be greater than or equal to 0. You passed "
                 f"`num_bins={num_bins}`."
             )
-        if num_bins is not None and bin_boundaries is not None:
-            raise ValueError(
-                "Discretization: both `num_bins` and `bin_boundaries` should not be set. You "
-                f"passed `num_bins={num_bins}` and `bin_boundaries={bin_boundaries}`."
-            )
         bin_boundaries = listify(bin_boundaries)
+        # Keras 2 refuses both; an adapted layer's config carries both (its learned boundaries
+        # and num_bins, as Keras 3 does), so both are accepted when they agree.
+        if (
+            num_bins is not None
+            and bin_boundaries is not None
+            and (len(bin_boundaries) != num_bins - 1)
+        ):
+            raise ValueError(
+                "Discretization: both `num_bins` and `bin_boundaries` should not be set (unless "
+                f"len(bin_boundaries) == num_bins - 1). You passed `num_bins={num_bins}` and "
+                f"`bin_boundaries={bin_boundaries}`."
+            )
         if bin_boundaries is not None and list(bin_boundaries) != sorted(bin_boundaries):
             raise ValueError(
                 f"Discretization: `bin_boundaries` must be sorted, got {bin_boundaries}."
@@ -98,7 +105,7 @@ class Discretization(PreprocessingLayer):
 
     def adapt(self, data: Any, batch_size: Any = None, steps: Any = None) -> None:
         """Find `num_bins - 1` boundaries at the approximate quantiles of `data`."""
-        if self.input_bin_boundaries is not None:
+        if self.input_bin_boundaries is not None and self.num_bins is None:
             raise ValueError(
                 f"Cannot adapt a Discretization layer ('{self.name}') that has been initialized "
                 "with `bin_boundaries`, use `num_bins` instead. You passed "
@@ -118,8 +125,6 @@ class Discretization(PreprocessingLayer):
         self.__dict__["_summary"] = merge_summaries(batch, self._summary, self.epsilon)
 
     def finalize_state(self) -> None:
-        if self.input_bin_boundaries is not None:
-            return
         bounds = compress(self._summary, 1.0 / self.num_bins)[0, :-1]
         self.bin_boundaries = [float(b) for b in bounds.astype(np.float32)]
 
@@ -147,7 +152,9 @@ class Discretization(PreprocessingLayer):
     def get_config(self) -> dict[str, Any]:
         return {
             **super().get_config(),
-            "bin_boundaries": self.input_bin_boundaries,
+            "bin_boundaries": self.input_bin_boundaries
+            if not self.is_adapted
+            else list(self.bin_boundaries),
             "num_bins": self.num_bins,
             "epsilon": self.epsilon,
             "output_mode": self.output_mode,
