@@ -128,3 +128,27 @@ from layerflow._src.keras.layers.core_extra import (
     SpectralNormalization,
     ThresholdedReLU,
 )
+
+# isort: split
+# --- preprocessing layers (h-kprep) ---
+from layerflow._src.keras.layers.preprocessing.category_encoding import CategoryEncoding
+from layerflow._src.keras.layers.preprocessing.discretization import Discretization
+from layerflow._src.keras.layers.preprocessing.hashing import HashedCrossing, Hashing
+from layerflow._src.keras.layers.preprocessing.image_augmentation import (
+    RandomBrightness,
+    RandomContrast,
+    RandomCrop,
+    RandomFlip,
+    RandomHeight,
+    RandomRotation,
+    RandomTranslation,
+    RandomWidth,
+    RandomZoom,
+)
+from layerflow._src.keras.layers.preprocessing.image_preprocessing import (
+    CenterCrop,
+    Rescaling,
+    Resizing,
+)
+from layerflow._src.keras.layers.preprocessing.integer_lookup import IntegerLookup
+from layerflow._src.keras.layers.preprocessing.normalization import Normalization
