@@ -22,7 +22,7 @@ from layerflow._src.distribute.input_lib import InputContext
 from layerflow._src.distribute.mirrored import MirroredStrategy
 from layerflow._src.distribute.multi_worker import MultiWorkerMirroredStrategy
 from layerflow._src.distribute.values import DistributedValues
-from layerflow.distribute import experimental
+from layerflow.distribute import cluster_resolver, experimental
 
 __all__ = [
     "AllReduceCrossDeviceOps",
@@ -39,6 +39,7 @@ __all__ = [
     "ReplicaContext",
     "Strategy",
     "StrategyExtended",
+    "cluster_resolver",
     "experimental",
     "get_replica_context",
     "get_strategy",
