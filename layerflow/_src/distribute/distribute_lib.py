@@ -314,6 +314,10 @@ class StrategyExtended:
         multi-worker strategies check that the workers agree."""
         return has_next
 
+    def _first_replica_value(self, value: Tensor) -> Tensor:
+        """The first replica's value (ONLY_FIRST_REPLICA); across processes, rank 0's."""
+        return value
+
     def _sum_over_workers(self, count: int) -> int:
         """`count` summed over the processes of the strategy (one process: `count`)."""
         return count

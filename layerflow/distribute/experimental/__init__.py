@@ -1,5 +1,6 @@
 """`tf.distribute.experimental`: the older spellings."""
 
+from layerflow._src.distribute.central_storage import CentralStorageStrategy
 from layerflow._src.distribute.collective_util import (
     CollectiveCommunication,
     CollectiveHints,
