@@ -9,4 +9,9 @@ from layerflow._src.distribute.collective_util import (
 )
 from layerflow._src.distribute.input_lib import ValueContext
 from layerflow._src.distribute.multi_worker import MultiWorkerMirroredStrategy
+from layerflow._src.distribute.preemption import (
+    PreemptionCheckpointHandler,
+    PreemptionWatcher,
+    TerminationConfig,
+)
 from layerflow.distribute.experimental import partitioners
