@@ -92,7 +92,7 @@ class SimpleClusterResolver(ClusterResolver):
     >>> r = SimpleClusterResolver(ClusterSpec({"worker": ["w0:2222", "w1:2222"]}),
     ...                           task_type="worker", task_id=1, rpc_layer="grpc")
     >>> r.master(), r.master("worker", 0), r.num_accelerators()
-    ('', 'grpc://w0:2222', {})
+    ('grpc://', 'grpc://w0:2222', {})
     """
 
     def __init__(
