@@ -8,12 +8,12 @@ import json
 import pytest
 
 import layerflow as tf
-from layerflow._src.distribute.cluster_resolver import (
-    MAX_TASKS,
+from layerflow._src.distribute.cluster_resolver import MAX_TASKS
+from layerflow._src.distribute.cluster_spec import ClusterSpec
+from layerflow._src.distribute.slurm_cluster_resolver import (
     expand_hostlist,
     expand_tasks_per_node,
 )
-from layerflow._src.distribute.cluster_spec import ClusterSpec
 
 R = tf.distribute.cluster_resolver
 

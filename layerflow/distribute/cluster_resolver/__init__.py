@@ -3,10 +3,10 @@
 from layerflow._src.distribute.cluster_resolver import (
     ClusterResolver,
     SimpleClusterResolver,
-    SlurmClusterResolver,
     TFConfigClusterResolver,
     UnionResolver,
 )
+from layerflow._src.distribute.slurm_cluster_resolver import SlurmClusterResolver
 
 __all__ = [
     "ClusterResolver",
