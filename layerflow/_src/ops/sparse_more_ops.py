@@ -49,7 +49,11 @@ def _axes(axis: Any, rank: int, opname: str) -> list[int]:
     out = []
     for a in raw:
         if not -rank <= a < rank:
-            raise _err(opname, f"axis {a} is out of range for a SparseTensor of rank {rank}")
+            raise _err(
+                opname,
+                f"Invalid reduction dimension {a}, for input with {rank} dimensions; axis must "
+                f"be in [{-rank}, {rank}).",
+            )
         out.append(int(a) % rank)
     return sorted(set(out))
 

@@ -459,8 +459,9 @@ def expand_dims(sp_input: Any, axis: Any = None, name: str | None = None) -> Spa
     shape = list(sp.host_shape())
     ax = 0 if axis is None else int(axis)
     if not -len(shape) - 1 <= ax <= len(shape):
-        raise ValueError(
-            f"tf.sparse.expand_dims: axis {ax} is out of range [{-len(shape) - 1}, {len(shape)}]."
+        raise _err(
+            "SparseExpandDims",
+            f"axis {ax} is out of range [{-len(shape) - 1}, {len(shape)}] for rank {len(shape)}",
         )
     ax = ax + len(shape) + 1 if ax < 0 else ax
     indices = np.insert(sp.host_indices(), ax, 0, axis=1)
