@@ -47,7 +47,9 @@ class SparseTensor:
     (TensorShape([2, 3]), [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]])
     """
 
-    __slots__ = ("_indices", "_values", "_dense_shape", "__weakref__")
+    # `_memo`: host-side structure that ops derive from the (immutable) indices, e.g. the CSR
+    # row pointers of sparse_dense_matmul; it lives and dies with this object.
+    __slots__ = ("_indices", "_values", "_dense_shape", "_memo", "__weakref__")
 
     def __init__(self, indices: Any, values: Any, dense_shape: Any) -> None:
         indices = _int64(indices, "indices")
@@ -79,6 +81,7 @@ class SparseTensor:
         self._indices = indices
         self._values = values
         self._dense_shape = dense_shape
+        self._memo: dict[str, Any] | None = None
 
     @classmethod
     def from_value(cls, value: Any) -> SparseTensor:
@@ -127,7 +130,9 @@ class SparseTensor:
                 f"SparseTensor.with_values: new_values must have shape {self._values.shape}, "
                 f"got {new_values.shape}."
             )
-        return SparseTensor(self._indices, new_values, self._dense_shape)
+        out = SparseTensor(self._indices, new_values, self._dense_shape)
+        out._memo = self._memo  # same indices, same structure
+        return out
 
     def consumers(self) -> list[Any]:
         return []

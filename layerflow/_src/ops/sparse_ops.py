@@ -184,17 +184,41 @@ def reorder(sp_input: Any, name: str | None = None) -> SparseTensor:
 # --- sparse x dense matmul ------------------------------------------------------------------------
 
 
-def _csr(xp: Any, values: Any, indices: Any, shape: tuple[int, int]) -> Any:
+class _Rows:
+    """The row structure of a matrix's indices, computed once per SparseTensor: the indices,
+    and (when the rows are in order) CSR row pointers and column indices, int32 where they
+    fit (SciPy's kernels run on those; int64 ones cost about 3x)."""
+
+    __slots__ = ("indices", "indptr", "cols")
+
+    def __init__(self, indices: np.ndarray, shape: tuple[int, int]) -> None:
+        self.indices = indices
+        self.indptr = self.cols = None
+        rows = indices[:, 0]
+        if rows.size < 2 or bool((rows[1:] >= rows[:-1]).all()):
+            itype = np.int32 if max(shape[1], rows.size) < 2**31 - 1 else np.int64
+            counts = np.bincount(rows, minlength=shape[0]) if rows.size else np.zeros(shape[0])
+            self.indptr = np.zeros(shape[0] + 1, itype)
+            np.cumsum(counts, out=self.indptr[1:])
+            self.cols = indices[:, 1].astype(itype)
+
+
+def _csr(xp: Any, values: Any, rows: _Rows, shape: tuple[int, int]) -> Any:
     sparse = backend.sparse_matrices(xp)
-    rows, cols = xp.asarray(indices[:, 0]), xp.asarray(indices[:, 1])
-    # COO -> CSR sums duplicate entries, as TF's kernel does.
-    return sparse.coo_matrix((values, (rows, cols)), shape=shape).tocsr()
+    if rows.indptr is not None:
+        # Rows in order (canonical order, the common case): CSR directly, without COO's sort.
+        # Repeated entries stay separate and add up in the product, as in TF's kernel.
+        structure = (values, xp.asarray(rows.cols), xp.asarray(rows.indptr))
+        return sparse.csr_matrix(structure, shape=shape)
+    # Any order: COO -> CSR sums the duplicates.
+    r, c = xp.asarray(rows.indices[:, 0]), xp.asarray(rows.indices[:, 1])
+    return sparse.coo_matrix((values, (r, c)), shape=shape).tocsr()
 
 
 @op("sparse_tensor_dense_mat_mul", 2)
-def _spmm(xp: Any, values: Any, b: Any, indices: Any, shape: tuple[int, int],
+def _spmm(xp: Any, values: Any, b: Any, rows: _Rows, shape: tuple[int, int],
           adjoint_a: bool, adjoint_b: bool) -> Any:  # fmt: skip
-    a = _csr(xp, values, indices, shape)
+    a = _csr(xp, values, rows, shape)
     if adjoint_a:
         a = a.conj().T if values.dtype.kind == "c" else a.T
     if adjoint_b:
@@ -204,8 +228,9 @@ def _spmm(xp: Any, values: Any, b: Any, indices: Any, shape: tuple[int, int],
 
 
 @_spmm.grad
-def _(dy: Any, out: Any, values: Any, b: Any, indices: Any, shape: Any, adjoint_a: bool,
+def _(dy: Any, out: Any, values: Any, b: Any, rows_: _Rows, shape: Any, adjoint_a: bool,
       adjoint_b: bool) -> Any:  # fmt: skip
+    indices = rows_.indices
     bm = _dense_transpose(conj(b)) if adjoint_b else b  # op(B), the right operand as used
     d_values = d_b = None
     if input_needed(0):
@@ -215,7 +240,7 @@ def _(dy: Any, out: Any, values: Any, b: Any, indices: Any, shape: Any, adjoint_
         else:  # dA = dy op(B)^H
             d_values = reduce_sum(gather(dy, rows) * conj(gather(bm, cols)), axis=1)
     if input_needed(1):
-        d_bm = _spmm(values, dy, indices, shape, not adjoint_a, False)  # op(A)^H dy
+        d_bm = _spmm(values, dy, rows_, shape, not adjoint_a, False)  # op(A)^H dy
         d_b = _dense_transpose(conj(d_bm)) if adjoint_b else d_bm
     return d_values, d_b
 
@@ -250,16 +275,15 @@ def sparse_dense_matmul(sp_a: Any, b: Any, adjoint_a: bool = False, adjoint_b: b
             f"sp_a has dtype {sp.dtype.name} but b has dtype {dense.dtype.name}; cast one "
             "with tf.cast.",
         )
-    indices = sp.host_indices()
     m, k = shape
-    for col, bound, letter in ((0, m, "m"), (1, k, "k")):
-        bad = np.flatnonzero((indices[:, col] < 0) | (indices[:, col] >= bound))
-        if bad.size:
-            value = int(indices[bad[0], col])
-            raise _err(
-                opname,
-                f"{letter} ({value}) from index[{int(bad[0])},{col}] out of bounds (>={bound})",
-            )
+    memo = sp._memo if sp._memo is not None else {}
+    rows = memo.get("rows")
+    if rows is None:
+        indices = sp.host_indices()
+        _check_matrix_bounds(indices, m, k, opname)
+        rows = _Rows(indices, (m, k))
+        memo["rows"] = rows
+        sp._memo = memo
     inner_a = m if adjoint_a else k
     inner_b = dense.shape[1] if adjoint_b else dense.shape[0]
     if inner_a != inner_b:
@@ -269,7 +293,19 @@ def sparse_dense_matmul(sp_a: Any, b: Any, adjoint_a: bool = False, adjoint_b: b
             f"{inner_b}. Did you forget a transpose? Dimensions of A: {list(shape)}. "
             f"Dimensions of B: {dense.shape.as_list()}",
         )
-    return _spmm(sp.values, dense, indices, (m, k), bool(adjoint_a), bool(adjoint_b))
+    return _spmm(sp.values, dense, rows, (m, k), bool(adjoint_a), bool(adjoint_b))
+
+
+def _check_matrix_bounds(indices: np.ndarray, m: int, k: int, opname: str) -> None:
+    for col, bound, letter in ((0, m, "m"), (1, k, "k")):
+        column = indices[:, col]
+        if not column.size or (column.min() >= 0 and column.max() < bound):
+            continue
+        bad = int(np.flatnonzero((column < 0) | (column >= bound))[0])
+        raise _err(
+            opname,
+            f"{letter} ({int(column[bad])}) from index[{bad},{col}] out of bounds (>={bound})",
+        )
 
 
 # --- add ------------------------------------------------------------------------------------------
