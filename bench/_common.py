@@ -58,12 +58,16 @@ def peak_rss_mib() -> float:
 
 # CPU seconds (process_time) of each timed epoch, filled by workers that measure them.
 CPU: list[float] = []
+# Lines a worker wants shown beside its result (e.g. the first call's trace time).
+NOTES: list[str] = []
 
 
 def emit(name: str, times: list[float], acc: float) -> None:
     result = {"name": name, "times": times, "acc": acc, "rss": peak_rss_mib()}
     if CPU:
         result["cpu"] = list(CPU)
+    if NOTES:
+        result["notes"] = list(NOTES)
     print("RESULT " + json.dumps(result))
 
 
@@ -96,6 +100,8 @@ def run_workers(script: str, workers: list[tuple[str, str]], epochs: int, timeou
             file=sys.stderr,
             flush=True,
         )
+        for note in r.get("notes", []):
+            print(f"    {note}", file=sys.stderr, flush=True)
     return results
 
 

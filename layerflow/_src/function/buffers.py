@@ -113,7 +113,7 @@ def _dtype(ref: Any, graph: Graph) -> Any:
         return None if spec is None else np.dtype(spec.dtype)
     if isinstance(ref, Variable):
         return np.dtype(ref._data.dtype)
-    array = ref.array if type(ref) is Const else None
+    array = ref.array if isinstance(ref, Const) else None
     return np.dtype(array.dtype) if hasattr(array, "dtype") else None
 
 

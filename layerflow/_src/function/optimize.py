@@ -30,6 +30,13 @@ _FOLD_MAX_BYTES = 1 << 20
 _FILLS = (_ones_like, _zeros_like)
 
 
+class Folded(Const):
+    """A value computed at plan-build time. Returned as a result, it is copied at every call
+    (as the step it replaces made a fresh array), so no caller can change another's."""
+
+    __slots__ = ()
+
+
 def optimize(steps: list[Step], graph: Graph, outputs: list[Any],
              device: backend.Device) -> tuple[list[Step], list[Any]]:  # fmt: skip
     """The rewritten top-level steps and outputs (see the module docstring)."""
@@ -75,9 +82,9 @@ def _foldable(step: Step) -> bool:
     if step.stateful or step.blocks:
         return False
     if step.kind == "op":
-        return "random" not in step.fn.name and all(type(r) is Const for r in step.refs)
+        return "random" not in step.fn.name and all(isinstance(r, Const) for r in step.refs)
     if step.kind == "array":
-        return step.fn in _FILLS or all(type(r) is Const for r in step.refs)
+        return step.fn in _FILLS or all(isinstance(r, Const) for r in step.refs)
     return False
 
 
@@ -102,7 +109,7 @@ def fold_constants(steps: list[Step], graph: Graph, device: backend.Device,
             out.append(step)
             continue
         for slot, value in zip(step.outs, values):
-            subst[slot] = Const(value)
+            subst[slot] = Folded(value)
     return out
 
 
@@ -111,7 +118,7 @@ def _evaluate(step: Step, graph: Graph, xp: Any) -> list[Any] | None:
         if step.fn in _FILLS:
             spec = graph.specs.get(step.refs[0]) if type(step.refs[0]) is int else None
             if spec is None or any(d is None for d in spec.shape):
-                if type(step.refs[0]) is not Const:
+                if not isinstance(step.refs[0], Const):
                     return None
                 like = step.refs[0].array
             else:

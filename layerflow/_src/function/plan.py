@@ -74,6 +74,8 @@ def _getter(ref: Any, alias_safe: bool = True) -> Callable[[list[Any]], Any]:
             return lambda env: ref._data
         return lambda env: ref._data.copy()
     array = ref.array
+    if not alias_safe and type(ref) is _optimize.Folded:
+        return lambda env: array.copy()
     return lambda env: array
 
 
