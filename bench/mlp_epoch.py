@@ -178,7 +178,7 @@ def w_layerflow_function(epochs):
     )
     trace_ms = 1e3 * (time.perf_counter() - t)
     print(f"# layerflow tf.function: trace of the train step {trace_ms:.1f} ms")
-    _common.NOTES.append(f"trace of the train step (first call, AutoGraph included): {trace_ms:.1f} ms")
+    _common.NOTES.append(f"trace of the train step (first call, AutoGraph too): {trace_ms:.1f} ms")
     times = _epochs(step, xtr, ytr, epochs, np.random.default_rng(0))
     acc = float((np.asarray(net(xte)).argmax(1) == yte).mean())
     _common.emit("layerflow tf.function loop", times, acc)
