@@ -3,7 +3,19 @@
 `Plan(graph, outputs)` keeps the steps that the outputs or a stateful step (an assignment, a
 print, a host call) need (dead code removal), turns each into a closure over a list of slots,
 and frees each slot after its last use (liveness), so the program holds no more arrays than
-the eager run would. Dtype and shape checks ran once, at trace time.
+the eager run would. Dtype and shape checks ran once, at trace time. Before that the steps
+are rewritten (`optimize.py`: constants folded, common subexpressions shared, matmuls read
+transposed operands in place) and the results of `out=`-capable ops get buffers reused across
+calls (`buffers.py`: in-place elementwise chains, sized by liveness, never handed out).
+
+Measured on the seed MLP's train step (784-256-10, batch 256, one BLAS thread, CPU time per
+step, medians of one run): the five GEMMs alone 1.84 ms; the plan as traced 2.42 ms; with the
+rewrites 2.33 ms (folding turns the gradient's seed into a constant, which leaves the unused
+loss forward dead); buffers add nothing measurable there (glibc hands the freed 256 KiB
+arrays straight back). The rest is outside the plan: the optimizer's host step (~0.2 ms) and
+the small ops. numexpr was tried for elementwise chains: 4x slower than NumPy's in-place ufunc
+chain here (1 thread), so it is not used; the in-place chain itself is ~1.35x faster than
+allocating one (256x256 to 1024x1024).
 
 `Plan.replay` runs the same steps through the op wrappers on Tensors instead: a call of the
 function under an active `GradientTape` takes that path, so the tape records every op and the
