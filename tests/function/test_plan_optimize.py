@@ -259,3 +259,23 @@ def test_compiled_cross_entropy_gradient_has_the_eager_gradients_bits():
     eager = grad(logits, labels).numpy()
     compiled = tf.function(grad)(logits, labels).numpy()
     np.testing.assert_array_equal(compiled, eager)
+
+
+def test_a_host_step_gets_folded_constants_and_its_structure_rebuilt_at_every_call():
+    seen = []
+
+    from layerflow._src.function import host_method
+
+    @host_method
+    def record(value, nested):
+        seen.append((float(value), nested["b"][0].numpy().tolist(), nested["a"]))
+        nested["b"].append("kept?")  # a fresh structure at every call: no trace of this later
+
+    def f(x):
+        record(tf.constant(2.0) * 3.0, {"b": [x], "a": 1})  # the first argument is folded
+        return x
+
+    cf = _concrete(f, tf.constant(0.0))
+    cf(tf.constant(1.0))
+    cf(tf.constant(5.0))
+    assert seen[-2:] == [(6.0, 1.0, 1), (6.0, 5.0, 1)]

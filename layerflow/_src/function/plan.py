@@ -197,14 +197,22 @@ def _compile_host(step: Step, device: backend.Device) -> Runner:
     fn = step.fn
     (structure, positions, out_spec) = step.extra
     flat = nest.flatten(structure)
-    refs = step.refs
+    build = _builder(structure, iter(range(len(flat))))
+    # Variables stay in `flat` as they are; tensors are wrapped anew at each call (a constant,
+    # folded or captured, once).
+    slots = []
+    for pos, ref in zip(positions, step.refs):
+        if type(ref) is int:
+            slots.append((pos, ref))
+        elif not isinstance(ref, Variable):
+            flat[pos] = Tensor(ref.array, device)
     outs = step.outs
 
     def run_host(env: list[Any]) -> None:
         values = list(flat)
-        for pos, ref in zip(positions, refs):
-            values[pos] = ref if isinstance(ref, Variable) else Tensor(env[ref], device)
-        args, kwargs = nest.pack_sequence_as(structure, values)
+        for pos, ref in slots:
+            values[pos] = Tensor(env[ref], device)
+        args, kwargs = build(values)
         if _flags.tracer is None:
             result = fn(*args, **kwargs)
         else:
@@ -215,6 +223,22 @@ def _compile_host(step: Step, device: backend.Device) -> Runner:
                 env[s] = t._data
 
     return run_host
+
+
+def _builder(structure: Any, index: Any) -> Callable[[list[Any]], Any]:
+    """`nest.pack_sequence_as(structure, values)` compiled once for a fixed structure: fresh
+    containers at each call, without walking the structure again."""
+    if not nest.is_nested(structure):
+        i = next(index)
+        return lambda values: values[i]
+    if type(structure) is list or type(structure) is tuple:
+        subs = [_builder(c, index) for c in structure]
+        if type(structure) is list:
+            return lambda values: [b(values) for b in subs]
+        return lambda values: tuple([b(values) for b in subs])
+    # dicts, namedtuples, ...: nest's own rules, on this subtree's leaves
+    leaves = [next(index) for _ in nest.flatten(structure)]
+    return lambda values: nest.pack_sequence_as(structure, [values[i] for i in leaves])
 
 
 def _run_block(runners: list[Runner], env: list[Any]) -> None:
