@@ -414,13 +414,18 @@ def _materialize(value: Any) -> Any:
 
 
 def host_method(fn: Callable[..., Any] | None = None, *,
-                result: Callable[..., Any] | None = None) -> Any:  # fmt: skip
+                result: Callable[..., Any] | None = None,
+                outputs: bool = False) -> Any:  # fmt: skip
     """Make a stateful eager method a host step inside `tf.function` traces.
 
     Code that works on arrays (an optimizer's `apply_gradients`, a metric's `update_state`)
     cannot be traced symbolically; decorated, it runs eagerly at every call of the traced
     program, on the real tensors, in program order. `result(*args, **kwargs)` gives what the
     call returns while tracing (no tensors computed by the call itself).
+
+    With `outputs=True` the call's tensor results are the step's outputs, computed at every
+    call (a metric's `result()`): the method is run once eagerly while tracing to learn their
+    structure, shapes and dtypes, so it must have no side effects.
 
     >>> class Counter:
     ...     n = 0
@@ -435,12 +440,37 @@ def host_method(fn: Callable[..., Any] | None = None, *,
             tracer = _flags.tracer
             if tracer is None:
                 return f(*args, **kwargs)
+            if outputs:
+                return _sampled_host_call(tracer, f, args, kwargs)
             shown = None if result is None else result(*args, **kwargs)
             return tracer.host_call(f, args, kwargs, result=shown, name=f.__name__)
 
+        wrapper._lf_host_method = True  # type: ignore[attr-defined]
         return wrapper
 
     return decorate if fn is None else decorate(fn)
+
+
+def _sampled_host_call(tracer: Tracer, f: Callable[..., Any], args: tuple,
+                       kwargs: dict) -> Any:  # fmt: skip
+    """A host step whose tensor results are outputs, their specs taken from one eager run."""
+    if any(isinstance(v, GraphTensor) for v in nest.flatten((args, kwargs))):
+        raise TypeError(
+            f"{getattr(f, '__qualname__', f)}: a host method with outputs=True cannot take "
+            "symbolic tensors of a tf.function trace; it may only read state."
+        )
+    with suspended():
+        sample = f(*args, **kwargs)
+    flat = nest.flatten(sample)
+    if not all(isinstance(v, TensorLike) for v in flat):
+        return sample  # no tensors: a Python value, fixed at trace time
+
+    def run(*a: Any, **k: Any) -> Any:
+        return nest.flatten(f(*a, **k))
+
+    out_spec = [ArraySpec(tuple(v._data.shape), v._data.dtype) for v in flat]
+    outs = tracer.host_call(run, args, kwargs, out_spec, name=f.__name__, stateful=True)
+    return nest.pack_sequence_as(sample, outs)
 
 
 def _copy(xp: Any, a: Any) -> Any:

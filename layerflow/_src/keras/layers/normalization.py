@@ -9,6 +9,7 @@ from typing import Any
 from layerflow._src.autodiff.custom_gradient import custom_gradient
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.function import inside_function
 from layerflow._src.keras import constraints, initializers, regularizers
 from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
@@ -205,8 +206,14 @@ class BatchNormalization(Layer):
 
     def _update_moving(self, mean: Any, var: Any) -> None:
         # Moving statistics are state, not part of the differentiated computation: update the
-        # variables' arrays in place.
+        # variables' arrays in place. Inside a tf.function trace (a compiled fit step) the
+        # update is an `assign` step of the program instead.
         m = self.momentum
+        if inside_function():
+            for moving, batch in ((self.moving_mean, mean), (self.moving_variance, var)):
+                batch = math_ops.reshape(batch, tuple(moving.shape.as_list()))
+                moving.assign(moving * m + math_ops.cast(batch, moving.dtype) * (1.0 - m))
+            return
         for moving, batch in ((self.moving_mean, mean), (self.moving_variance, var)):
             data = moving._data
             data *= m

@@ -15,6 +15,7 @@ from layerflow._src import backend
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
+from layerflow._src.function.graph import host_method
 from layerflow._src.utils import naming
 
 
@@ -44,6 +45,16 @@ class Metric(Trackable):
     >>> m.reset_state(); float(m.result())
     0.0
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Inside a tf.function trace (a compiled `fit` step) `update_state` works on arrays, so
+        # it runs eagerly as a host step at every call; `result()` too, its value an output of
+        # the step. Metrics whose methods are written with ops and `assign` can drop this.
+        super().__init_subclass__(**kwargs)
+        for name, outputs in (("update_state", False), ("result", True)):
+            method = cls.__dict__.get(name)
+            if callable(method) and not getattr(method, "_lf_host_method", False):
+                setattr(cls, name, host_method(method, outputs=outputs))
 
     def __init__(self, name: str | None = None, dtype: Any = None, **kwargs: Any) -> None:
         self.name = name or naming.to_snake_case(type(self).__name__)

@@ -133,7 +133,7 @@ class LossesContainer:
 
     def update_trackers(self, total: Any, parts: list[Any] | None, y_pred: Any) -> None:
         """Add one batch's losses to the running means, weighted by the batch's size."""
-        self.tracker.update_state(total._data, sample_weight=_batch_size(y_pred))
+        self.tracker.update_state(total, sample_weight=_batch_size(y_pred))
         if parts is None:
             return
         if self._trackers is None:
@@ -145,7 +145,7 @@ class LossesContainer:
         preds = list(y_pred.values()) if isinstance(y_pred, dict) else nest.flatten(y_pred)
         for tracker, value, p in zip(self._trackers, parts, preds):
             if tracker is not None and value is not None:
-                tracker.update_state(value._data, sample_weight=_batch_size(p))
+                tracker.update_state(value, sample_weight=_batch_size(p))
 
     def _multi(self, y_true: Any, y_pred: Any, sample_weight: Any) -> tuple[Any, list[Any]]:
         if self._per_output is None:

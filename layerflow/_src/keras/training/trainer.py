@@ -1,8 +1,10 @@
-"""Training loops for `Model`: compile, fit, evaluate, predict (Keras 2 semantics, eager).
+"""Training loops for `Model`: compile, fit, evaluate, predict (Keras 2 semantics).
 
 `Model` inherits from `Trainer`, so this file owns everything about training and the engine
 owns everything about structure. `train_step`, `test_step` and `predict_step` are the
 overridable units, as in Keras 2; the loops around them handle data, callbacks and progress.
+The loops run them through the step functions (`make_train_function`, ...), compiled with
+`tf.function` unless the model runs eagerly (`training/step_function.py`).
 Trainer state lives in underscore attributes so the engine does not track it as model state.
 """
 
@@ -20,11 +22,13 @@ from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.distribute.train_step import distributed_train_step
 from layerflow._src.framework.tensor import TensorLike
+from layerflow._src.function import tf_function
 from layerflow._src.keras import optimizers as optimizers_mod
 from layerflow._src.keras.training import callbacks as callbacks_mod
 from layerflow._src.keras.training import compile_utils
 from layerflow._src.keras.training import data_adapter as da
 from layerflow._src.keras.training.callbacks_extra import resume_point
+from layerflow._src.keras.training.step_function import StepFunction, executions
 from layerflow._src.utils import nest
 
 _log = logging.getLogger("layerflow")
@@ -78,11 +82,14 @@ class Trainer:
     _compiled_loss: Any = None
     _compiled_metrics: Any = None
     _loss_identifier: Any = None
-    _run_eagerly = True
+    _run_eagerly: bool | None = None
     _jit_compile = False
     _steps_per_execution = 1
     stop_training = False
     history: Any = None
+    train_function: Any = None
+    test_function: Any = None
+    predict_function: Any = None
 
     # --- compile ---------------------------------------------------------------------------------
     def compile(
@@ -99,8 +106,9 @@ class Trainer:
     ) -> None:
         """Configure training: optimizer, loss and metrics (names or objects).
 
-        Runs are always eager here; `run_eagerly`, `jit_compile` and `steps_per_execution`
-        are accepted for compatibility and recorded.
+        `fit`, `evaluate` and `predict` run compiled steps (`tf.function`) unless
+        `run_eagerly=True`; `steps_per_execution=N` runs N steps per call of the step
+        function. `jit_compile=True` is accepted and uses the same compiled steps.
         """
         unknown = sorted(
             set(kwargs) - {"sample_weight_mode", "target_tensors", "pss_evaluation_shards"}
@@ -112,9 +120,10 @@ class Trainer:
         names = _model_output_names(self)
         self._compiled_loss = compile_utils.LossesContainer(loss, loss_weights, names)
         self._compiled_metrics = compile_utils.MetricsContainer(metrics, weighted_metrics, names)
-        self._run_eagerly = True if run_eagerly is None else bool(run_eagerly)
+        self._run_eagerly = None if run_eagerly is None else bool(run_eagerly)
         self._jit_compile = bool(jit_compile)
-        self._steps_per_execution = int(steps_per_execution or 1)
+        self._steps_per_execution = _check_steps_per_execution(steps_per_execution)
+        self.train_function = self.test_function = self.predict_function = None
         self._is_compiled = True
         self.stop_training = False
 
@@ -154,11 +163,25 @@ class Trainer:
 
     @property
     def run_eagerly(self) -> bool:
-        return self._run_eagerly
+        """Whether fit/evaluate/predict run their steps eagerly (False by default: compiled).
+
+        As tf_keras: a model with a dynamic layer always runs eagerly; otherwise an explicit
+        setting wins, and unset follows `tf.config.run_functions_eagerly`.
+        """
+        dynamic = bool(getattr(self, "dynamic", False))
+        if dynamic and self._run_eagerly is False:
+            raise ValueError(
+                "Your model contains layers that can only be successfully run in eager "
+                "execution (layers constructed with `dynamic=True`). You cannot set "
+                "`run_eagerly=False`."
+            )
+        if self._run_eagerly is None:
+            return dynamic or tf_function.functions_run_eagerly()
+        return dynamic or self._run_eagerly
 
     @run_eagerly.setter
-    def run_eagerly(self, value: bool) -> None:
-        self._run_eagerly = bool(value)
+    def run_eagerly(self, value: bool | None) -> None:
+        self._run_eagerly = None if value is None else bool(value)
 
     @property
     def jit_compile(self) -> bool:
@@ -293,22 +316,25 @@ class Trainer:
         batch_begin = cbs.wants("on_train_batch_begin")
         epoch_logs: dict[str, Any] = {}
         strategy = self._replicated_strategy("fit")
-        train_step = self.train_step
-        if strategy is not None:
-            train_step = functools.partial(self._distributed_train_step, strategy)
+        train_function = self.make_train_function()
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             cbs.on_epoch_begin(epoch)
             logs: Any = None
-            for step, batch in enumerate(self._batches(train, strategy)):
-                if skip:  # trained on before the interruption
-                    skip -= 1
-                    continue
+            batches = self._batches(train, strategy)
+            first = 0
+            if skip:  # trained on before the interruption
+                first = sum(1 for _ in itertools.islice(batches, skip))
+                skip = 0
+            # One execution runs up to steps_per_execution batches; the batch hooks run once
+            # per execution, as tf_keras's do.
+            for step, chunk in executions(batches, self._steps_per_execution):
+                step += first
                 if batch_begin:
                     cbs.on_train_batch_begin(step)
-                logs = train_step(batch)
+                logs = train_function(iter(chunk))
                 if per_batch:
-                    cbs.on_train_batch_end(step, _py_logs(logs))
+                    cbs.on_train_batch_end(step + len(chunk) - 1, _py_logs(logs))
                 if self.stop_training:
                     break
             ran_out = getattr(train, "exhausted", False)
@@ -348,14 +374,12 @@ class Trainer:
         per_batch = cbs.wants("on_test_batch_end")
         logs: Any = None
         strategy = self._replicated_strategy("evaluate")
-        test_step = self.test_step
-        if strategy is not None:
-            test_step = functools.partial(self._distributed_test_step, strategy)
-        for step, batch in enumerate(self._batches(data, strategy)):
+        test_function = self.make_test_function()
+        for step, chunk in executions(self._batches(data, strategy), self._steps_per_execution):
             cbs.on_test_batch_begin(step)
-            logs = test_step(batch)
+            logs = test_function(iter(chunk))
             if per_batch:
-                cbs.on_test_batch_end(step, _py_logs(logs))
+                cbs.on_test_batch_end(step + len(chunk) - 1, _py_logs(logs))
         if logs is None:
             raise ValueError("evaluate got no batches: the data is empty.")
         out = _py_logs(logs)
@@ -410,14 +434,17 @@ class Trainer:
         cbs.on_predict_begin()
         outputs: list[Any] = []
         strategy = self._replicated_strategy("predict")
-        for step, batch in enumerate(self._batches(data, strategy)):
-            cbs.on_predict_batch_begin(step)
-            if strategy is None:
-                out = self.predict_step(batch)
+        if strategy is None:
+            predict_function = self.make_predict_function()
+            for step, chunk in executions(self._batches(data, None), self._steps_per_execution):
+                cbs.on_predict_batch_begin(step)
+                out = predict_function(iter(chunk))
                 outputs.append(nest.map_structure(_host, out))
-            else:
-                out = strategy.run(lambda *b: self.predict_step(b), args=batch)
-                outputs.append(_join_replicas(strategy, out))
+                cbs.on_predict_batch_end(step + len(chunk) - 1, {"outputs": out})
+        for step, batch in enumerate(self._batches(data, strategy) if strategy else ()):
+            cbs.on_predict_batch_begin(step)
+            out = strategy.run(lambda *b: self.predict_step(b), args=batch)
+            outputs.append(_join_replicas(strategy, out))
             cbs.on_predict_batch_end(step, {"outputs": out})
         cbs.on_predict_end()
         if not outputs:
@@ -425,6 +452,64 @@ class Trainer:
         flat = [nest.flatten(o) for o in outputs]
         joined = [np.concatenate([f[i] for f in flat], axis=0) for i in range(len(flat[0]))]
         return nest.pack_sequence_as(outputs[0], joined)
+
+    # --- the step functions (compiled unless the model runs eagerly) ---------------------------
+    def make_train_function(self, force: bool = False) -> Any:
+        """The function `fit` runs per execution: called with an iterator of batches, it runs
+        `train_step` on up to `steps_per_execution` of them and returns the last step's logs.
+        Compiled with `tf.function` unless `run_eagerly`; cached until `compile()` (or a change
+        of `run_eagerly` or of the strategy); `force=True` makes it anew.
+
+        >>> import layerflow as tf, numpy as np
+        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        >>> model.compile("sgd", "mse")
+        >>> logs = model.make_train_function()(iter([(np.ones((2, 3)), np.ones((2, 1)))]))
+        >>> sorted(logs)
+        ['loss']
+        """
+        strategy = self._replicated_strategy("fit")
+        if not force and _still_valid(self.train_function, strategy, self._steps_eagerly(strategy)):
+            return self.train_function
+        step = self.train_step
+        if strategy is not None:
+            step = functools.partial(self._distributed_train_step, strategy)
+        self.train_function = self._step_function("train", step, strategy)
+        return self.train_function
+
+    def make_test_function(self, force: bool = False) -> Any:
+        """The function `evaluate` runs per execution (see `make_train_function`)."""
+        strategy = self._replicated_strategy("evaluate")
+        if not force and _still_valid(self.test_function, strategy, self._steps_eagerly(strategy)):
+            return self.test_function
+        step = self.test_step
+        if strategy is not None:
+            step = functools.partial(self._distributed_test_step, strategy)
+        self.test_function = self._step_function("test", step, strategy)
+        return self.test_function
+
+    def make_predict_function(self, force: bool = False) -> Any:
+        """The function `predict` runs per execution: `predict_step` on up to
+        `steps_per_execution` batches, their outputs concatenated along the batch axis."""
+        if not force and _still_valid(self.predict_function, None, self._steps_eagerly(None)):
+            return self.predict_function
+        self.predict_function = self._step_function("predict", self.predict_step, None)
+        return self.predict_function
+
+    def _steps_eagerly(self, strategy: Any) -> bool:
+        # Under a multi-replica strategy the steps run eagerly (training/step_function.py).
+        return strategy is not None or self.run_eagerly
+
+    def _step_function(self, kind: str, step: Any, strategy: Any) -> StepFunction:
+        return StepFunction(self, kind, step, not self._steps_eagerly(strategy), strategy)
+
+    @property
+    def steps_per_execution(self) -> int:
+        """How many batches one call of a step function runs (the compile argument)."""
+        return self._steps_per_execution
+
+    @steps_per_execution.setter
+    def steps_per_execution(self, value: Any) -> None:
+        self._steps_per_execution = _check_steps_per_execution(value)
 
     # --- under a distribution strategy ------------------------------------------------------------
     def _replicated_strategy(self, what: str) -> Any:
@@ -514,7 +599,7 @@ class Trainer:
         if reset_metrics:
             self.reset_metrics()
         data = da.ArrayData(x, y, sample_weight, batch_size=_n(x), class_weight=class_weight)
-        logs = _py_logs(self.train_step(next(data.epoch())))
+        logs = _py_logs(self.make_train_function()(data.epoch()))
         return self._flatten(logs, return_dict)
 
     def test_on_batch(
@@ -529,12 +614,12 @@ class Trainer:
         if reset_metrics:
             self.reset_metrics()
         data = da.ArrayData(x, y, sample_weight, batch_size=_n(x))
-        logs = _py_logs(self.test_step(next(data.epoch())))
+        logs = _py_logs(self.make_test_function()(data.epoch()))
         return self._flatten(logs, return_dict)
 
     def predict_on_batch(self, x: Any) -> Any:
         data = da.ArrayData(x, batch_size=_n(x))
-        out = self.predict_step(next(data.epoch()))
+        out = self.make_predict_function()(data.epoch())
         return nest.map_structure(_host, out)
 
     def _flatten(self, logs: dict[str, Any], return_dict: bool) -> Any:
@@ -543,6 +628,27 @@ class Trainer:
         values = [logs[n] for n in self.metrics_names if n in logs]
         values += [v for k, v in logs.items() if k not in self.metrics_names]
         return values[0] if len(values) == 1 else values
+
+
+def _still_valid(function: Any, strategy: Any, eagerly: bool) -> bool:
+    """Whether a cached step function still fits: one made by layerflow remembers its strategy
+    and mode; one a user set (`model.train_function = ...`) is always kept."""
+    if function is None:
+        return False
+    if not isinstance(function, StepFunction):
+        return True
+    return function.strategy is strategy and function.eager == eagerly
+
+
+def _check_steps_per_execution(value: Any) -> int:
+    """A positive int (None means 1)."""
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(
+            f"steps_per_execution must be a positive integer, got {value!r}."
+        )
+    return int(value)
 
 
 def _n(x: Any) -> int:
