@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src import backend
 from layerflow._src.autodiff import specs
+from layerflow._src.autograph.conversion import convert as autograph_convert
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
@@ -51,6 +53,8 @@ from layerflow._src.keras.engine.layer_utils import (
 from layerflow._src.keras.saving import keras_weights
 from layerflow._src.ops import array_ops, math_ops
 from layerflow._src.utils import naming, nest
+
+_flags = backend.flags
 
 _KERAS_KWARGS = frozenset(
     {
@@ -242,7 +246,12 @@ class Layer(LayerState):
                     spec.fits(inputs._data.shape)
                 ):
                     input_spec_mod.assert_input_compatibility(spec, inputs, self)
-            outputs = self.call(inputs, *args, **kwargs)
+            call = self.call
+            if _flags.general and _flags.tracer is not None:
+                # Traced by tf.function (a compiled fit step): AutoGraph converts a user's call,
+                # as tf_keras does, so `if`/`while` on tensors there become tf.cond/while_loop.
+                call = autograph_convert(call)
+            outputs = call(inputs, *args, **kwargs)
             if d["_activity_regularizer"] is not None:
                 self._add_activity_loss(outputs)
         finally:

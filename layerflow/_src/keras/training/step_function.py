@@ -22,8 +22,11 @@ with the execution's first step, `on_train_batch_end(step + n - 1)` with its las
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
+
+import numpy as np
 
 from layerflow._src.autograph.conversion import convert as autograph_convert
 from layerflow._src.function import tf_function
@@ -121,3 +124,112 @@ class StepFunction:
     def __repr__(self) -> str:
         mode = "eager" if self.eager else "compiled"
         return f"<{self.__name__} ({mode}) of {type(self._model).__name__}>"
+
+
+class StepFunctions:
+    """Mixin of `Model` (through `Trainer`): `run_eagerly`, the step functions and
+    `steps_per_execution`."""
+
+    _run_eagerly: bool | None = None
+    _steps_per_execution = 1
+    train_function: Any = None
+    test_function: Any = None
+    predict_function: Any = None
+
+    @property
+    def run_eagerly(self) -> bool:
+        """Whether fit/evaluate/predict run their steps eagerly (False by default: compiled).
+
+        As tf_keras: a model with a dynamic layer always runs eagerly; otherwise an explicit
+        setting wins, and unset follows `tf.config.run_functions_eagerly`.
+        """
+        dynamic = bool(getattr(self, "dynamic", False))
+        if dynamic and self._run_eagerly is False:
+            raise ValueError(
+                "Your model contains layers that can only be successfully run in eager "
+                "execution (layers constructed with `dynamic=True`). You cannot set "
+                "`run_eagerly=False`."
+            )
+        if self._run_eagerly is None:
+            return dynamic or tf_function.functions_run_eagerly()
+        return dynamic or self._run_eagerly
+
+    @run_eagerly.setter
+    def run_eagerly(self, value: bool | None) -> None:
+        self._run_eagerly = None if value is None else bool(value)
+
+    def make_train_function(self, force: bool = False) -> Any:
+        """The function `fit` runs per execution: called with an iterator of batches, it runs
+        `train_step` on up to `steps_per_execution` of them and returns the last step's logs.
+        Compiled with `tf.function` unless `run_eagerly`; cached until `compile()` (or a change
+        of `run_eagerly` or of the strategy); `force=True` makes it anew.
+
+        >>> import layerflow as tf, numpy as np
+        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        >>> model.compile("sgd", "mse")
+        >>> logs = model.make_train_function()(iter([(np.ones((2, 3)), np.ones((2, 1)))]))
+        >>> sorted(logs)
+        ['loss']
+        """
+        strategy = self._replicated_strategy("fit")
+        if not force and _still_valid(self.train_function, strategy, self._steps_eagerly(strategy)):
+            return self.train_function
+        step = self.train_step
+        if strategy is not None:
+            step = functools.partial(self._distributed_train_step, strategy)
+        self.train_function = self._step_function("train", step, strategy)
+        return self.train_function
+
+    def make_test_function(self, force: bool = False) -> Any:
+        """The function `evaluate` runs per execution (see `make_train_function`)."""
+        strategy = self._replicated_strategy("evaluate")
+        if not force and _still_valid(self.test_function, strategy, self._steps_eagerly(strategy)):
+            return self.test_function
+        step = self.test_step
+        if strategy is not None:
+            step = functools.partial(self._distributed_test_step, strategy)
+        self.test_function = self._step_function("test", step, strategy)
+        return self.test_function
+
+    def make_predict_function(self, force: bool = False) -> Any:
+        """The function `predict` runs per execution: `predict_step` on up to
+        `steps_per_execution` batches, their outputs concatenated along the batch axis."""
+        if not force and _still_valid(self.predict_function, None, self._steps_eagerly(None)):
+            return self.predict_function
+        self.predict_function = self._step_function("predict", self.predict_step, None)
+        return self.predict_function
+
+    def _steps_eagerly(self, strategy: Any) -> bool:
+        # Under a multi-replica strategy the steps run eagerly (training/step_function.py).
+        return strategy is not None or self.run_eagerly
+
+    def _step_function(self, kind: str, step: Any, strategy: Any) -> StepFunction:
+        return StepFunction(self, kind, step, not self._steps_eagerly(strategy), strategy)
+
+    @property
+    def steps_per_execution(self) -> int:
+        """How many batches one call of a step function runs (the compile argument)."""
+        return self._steps_per_execution
+
+    @steps_per_execution.setter
+    def steps_per_execution(self, value: Any) -> None:
+        self._steps_per_execution = check_steps_per_execution(value)
+
+
+def _still_valid(function: Any, strategy: Any, eagerly: bool) -> bool:
+    """Whether a cached step function still fits: one made by layerflow remembers its strategy
+    and mode; one a user set (`model.train_function = ...`) is always kept."""
+    if function is None:
+        return False
+    if not isinstance(function, StepFunction):
+        return True
+    return function.strategy is strategy and function.eager == eagerly
+
+
+def check_steps_per_execution(value: Any) -> int:
+    """A positive int (None means 1)."""
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"steps_per_execution must be a positive integer, got {value!r}.")
+    return int(value)

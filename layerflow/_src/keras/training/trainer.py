@@ -10,7 +10,6 @@ Trainer state lives in underscore attributes so the engine does not track it as 
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 from typing import Any
@@ -22,13 +21,16 @@ from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.distribute.train_step import distributed_train_step
 from layerflow._src.framework.tensor import TensorLike
-from layerflow._src.function import tf_function
 from layerflow._src.keras import optimizers as optimizers_mod
 from layerflow._src.keras.training import callbacks as callbacks_mod
 from layerflow._src.keras.training import compile_utils
 from layerflow._src.keras.training import data_adapter as da
 from layerflow._src.keras.training.callbacks_extra import resume_point
-from layerflow._src.keras.training.step_function import StepFunction, executions
+from layerflow._src.keras.training.step_function import (
+    StepFunctions,
+    check_steps_per_execution,
+    executions,
+)
 from layerflow._src.utils import nest
 
 _log = logging.getLogger("layerflow")
@@ -65,7 +67,7 @@ def _host(value: Any) -> Any:
     return backend.to_host(value._data) if isinstance(value, TensorLike) else np.asarray(value)
 
 
-class Trainer:
+class Trainer(StepFunctions):
     """Mixin of `tf.keras.Model` providing compile/fit/evaluate/predict.
 
     >>> import layerflow as tf, numpy as np
@@ -82,14 +84,9 @@ class Trainer:
     _compiled_loss: Any = None
     _compiled_metrics: Any = None
     _loss_identifier: Any = None
-    _run_eagerly: bool | None = None
     _jit_compile = False
-    _steps_per_execution = 1
     stop_training = False
     history: Any = None
-    train_function: Any = None
-    test_function: Any = None
-    predict_function: Any = None
 
     # --- compile ---------------------------------------------------------------------------------
     def compile(
@@ -122,7 +119,7 @@ class Trainer:
         self._compiled_metrics = compile_utils.MetricsContainer(metrics, weighted_metrics, names)
         self._run_eagerly = None if run_eagerly is None else bool(run_eagerly)
         self._jit_compile = bool(jit_compile)
-        self._steps_per_execution = _check_steps_per_execution(steps_per_execution)
+        self._steps_per_execution = check_steps_per_execution(steps_per_execution)
         self.train_function = self.test_function = self.predict_function = None
         self._is_compiled = True
         self.stop_training = False
@@ -160,28 +157,6 @@ class Trainer:
     @property
     def compiled_metrics(self) -> Any:
         return self._compiled_metrics
-
-    @property
-    def run_eagerly(self) -> bool:
-        """Whether fit/evaluate/predict run their steps eagerly (False by default: compiled).
-
-        As tf_keras: a model with a dynamic layer always runs eagerly; otherwise an explicit
-        setting wins, and unset follows `tf.config.run_functions_eagerly`.
-        """
-        dynamic = bool(getattr(self, "dynamic", False))
-        if dynamic and self._run_eagerly is False:
-            raise ValueError(
-                "Your model contains layers that can only be successfully run in eager "
-                "execution (layers constructed with `dynamic=True`). You cannot set "
-                "`run_eagerly=False`."
-            )
-        if self._run_eagerly is None:
-            return dynamic or tf_function.functions_run_eagerly()
-        return dynamic or self._run_eagerly
-
-    @run_eagerly.setter
-    def run_eagerly(self, value: bool | None) -> None:
-        self._run_eagerly = None if value is None else bool(value)
 
     @property
     def jit_compile(self) -> bool:
@@ -453,64 +428,6 @@ class Trainer:
         joined = [np.concatenate([f[i] for f in flat], axis=0) for i in range(len(flat[0]))]
         return nest.pack_sequence_as(outputs[0], joined)
 
-    # --- the step functions (compiled unless the model runs eagerly) ---------------------------
-    def make_train_function(self, force: bool = False) -> Any:
-        """The function `fit` runs per execution: called with an iterator of batches, it runs
-        `train_step` on up to `steps_per_execution` of them and returns the last step's logs.
-        Compiled with `tf.function` unless `run_eagerly`; cached until `compile()` (or a change
-        of `run_eagerly` or of the strategy); `force=True` makes it anew.
-
-        >>> import layerflow as tf, numpy as np
-        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
-        >>> model.compile("sgd", "mse")
-        >>> logs = model.make_train_function()(iter([(np.ones((2, 3)), np.ones((2, 1)))]))
-        >>> sorted(logs)
-        ['loss']
-        """
-        strategy = self._replicated_strategy("fit")
-        if not force and _still_valid(self.train_function, strategy, self._steps_eagerly(strategy)):
-            return self.train_function
-        step = self.train_step
-        if strategy is not None:
-            step = functools.partial(self._distributed_train_step, strategy)
-        self.train_function = self._step_function("train", step, strategy)
-        return self.train_function
-
-    def make_test_function(self, force: bool = False) -> Any:
-        """The function `evaluate` runs per execution (see `make_train_function`)."""
-        strategy = self._replicated_strategy("evaluate")
-        if not force and _still_valid(self.test_function, strategy, self._steps_eagerly(strategy)):
-            return self.test_function
-        step = self.test_step
-        if strategy is not None:
-            step = functools.partial(self._distributed_test_step, strategy)
-        self.test_function = self._step_function("test", step, strategy)
-        return self.test_function
-
-    def make_predict_function(self, force: bool = False) -> Any:
-        """The function `predict` runs per execution: `predict_step` on up to
-        `steps_per_execution` batches, their outputs concatenated along the batch axis."""
-        if not force and _still_valid(self.predict_function, None, self._steps_eagerly(None)):
-            return self.predict_function
-        self.predict_function = self._step_function("predict", self.predict_step, None)
-        return self.predict_function
-
-    def _steps_eagerly(self, strategy: Any) -> bool:
-        # Under a multi-replica strategy the steps run eagerly (training/step_function.py).
-        return strategy is not None or self.run_eagerly
-
-    def _step_function(self, kind: str, step: Any, strategy: Any) -> StepFunction:
-        return StepFunction(self, kind, step, not self._steps_eagerly(strategy), strategy)
-
-    @property
-    def steps_per_execution(self) -> int:
-        """How many batches one call of a step function runs (the compile argument)."""
-        return self._steps_per_execution
-
-    @steps_per_execution.setter
-    def steps_per_execution(self, value: Any) -> None:
-        self._steps_per_execution = _check_steps_per_execution(value)
-
     # --- under a distribution strategy ------------------------------------------------------------
     def _replicated_strategy(self, what: str) -> Any:
         """The strategy to run `what` under when it has several replicas, else None (the
@@ -628,27 +545,6 @@ class Trainer:
         values = [logs[n] for n in self.metrics_names if n in logs]
         values += [v for k, v in logs.items() if k not in self.metrics_names]
         return values[0] if len(values) == 1 else values
-
-
-def _still_valid(function: Any, strategy: Any, eagerly: bool) -> bool:
-    """Whether a cached step function still fits: one made by layerflow remembers its strategy
-    and mode; one a user set (`model.train_function = ...`) is always kept."""
-    if function is None:
-        return False
-    if not isinstance(function, StepFunction):
-        return True
-    return function.strategy is strategy and function.eager == eagerly
-
-
-def _check_steps_per_execution(value: Any) -> int:
-    """A positive int (None means 1)."""
-    if value is None:
-        return 1
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ValueError(
-            f"steps_per_execution must be a positive integer, got {value!r}."
-        )
-    return int(value)
 
 
 def _n(x: Any) -> int:
