@@ -30,6 +30,7 @@ import numpy as np
 
 from layerflow._src.autograph.conversion import convert as autograph_convert
 from layerflow._src.function import tf_function
+from layerflow._src.keras.engine import layer_state
 from layerflow._src.ops import array_ops
 from layerflow._src.utils import nest
 
@@ -85,15 +86,32 @@ class StepFunction:
         self.eager = not compiled
         self.__name__ = f"{kind}_function"
         self._function: Any = None
+        self._structure: tuple[int, tuple[int, ...]] | None = None
         if compiled:
-            # As tf_keras runs the step through AutoGraph, a user's train_step is converted.
-            converted = autograph_convert(step)
+            self._function = self._compile()
 
-            def unrolled(batches: tuple) -> Any:
-                return _steps(converted, batches, kind == "predict")
+    def _compile(self) -> Any:
+        # As tf_keras runs the step through AutoGraph, a user's train_step is converted.
+        converted = autograph_convert(self.python_function)
+        keep_all = self.kind == "predict"
 
-            unrolled.__name__ = unrolled.__qualname__ = self.__name__
-            self._function = tf_function.function(unrolled, autograph=False)
+        def unrolled(batches: tuple) -> Any:
+            return _steps(converted, batches, keep_all)
+
+        unrolled.__name__ = unrolled.__qualname__ = self.__name__
+        return tf_function.function(unrolled, autograph=False)
+
+    def _trainable_changed(self) -> bool:
+        """Whether the model's trainable variables changed since the last execution (a layer
+        frozen between fits): the trace holds the old list, so the steps are traced anew.
+        tf_keras asks for compile() again; layerflow retraces by itself."""
+        version = layer_state._structure_version[0]
+        if self._structure is not None and self._structure[0] == version:
+            return False
+        ids = tuple(id(v) for v in self._model.trainable_variables)
+        changed = self._structure is not None and self._structure[1] != ids
+        self._structure = (version, ids)
+        return changed
 
     @property
     def function(self) -> Any:
@@ -104,7 +122,10 @@ class StepFunction:
         """The steps on these batches (one execution); the last step's result."""
         keep = self.kind == "predict"
         if self._function is not None and not tf_function.functions_run_eagerly():
+            if self._trainable_changed():
+                self._function = self._compile()
             out = self._function(tuple(batches))
+            self._trainable_changed()  # a first trace may build the model: note its variables
         else:
             out = _steps(self.python_function, batches, keep)
         return _join(out) if keep else out
