@@ -306,7 +306,7 @@ class Tracer:
         self.graph.block.append(step)
         tapes = _tape._state.tapes
         if tapes and prim.grad_fn is not None:
-            _tape.record(tapes, prim, tuple(inputs), result, rest, kwargs)
+            _tape.record(tapes, _TracedGradient(prim), tuple(inputs), result, rest, kwargs)
         return result
 
     def array_call(self, fn: Callable[..., Any], inputs: list[Any], spec: ArraySpec,
@@ -383,6 +383,63 @@ class Tracer:
             return var
         self.host_call(_variable_method, (var, method, *args), {}, name=method)
         return var
+
+
+class _TracedGradient:
+    """An op as a traced tape records it: its gradient is traced when the gradient function is
+    written with ops; one written on arrays (convolution, fused RNNs: fast kernels that read
+    `x._data`) fails on symbolic tensors, and then becomes a host step that runs it on the real
+    tensors at every call of the program (its residuals recomputed there)."""
+
+    __slots__ = ("_prim",)
+
+    def __init__(self, prim: Any) -> None:
+        self._prim = prim
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._prim, name)
+
+    def grad_fn(self, dy: Any, out: Any, *args: Any, **kwargs: Any) -> Any:
+        prim = self._prim
+        tracer = current()
+        block = tracer.graph.block
+        mark = len(block)
+        try:
+            return prim.grad_fn(dy, out, *args, **kwargs)
+        except (AttributeError, TypeError, NotImplementedError):
+            del block[mark:]  # the partly traced gradient: dropped
+        inputs = list(args[0]) if prim.list_input else list(args[: prim.n_inputs])
+        rest = args[1:] if prim.list_input else args[len(inputs) :]
+        needed = _tape._state.needed
+        wanted = [i for i, x in enumerate(inputs) if needed is None or needed[i]]
+        list_input = prim.list_input
+
+        def run(dy: Any, out: Any, xs: list[Any]) -> list[Any]:
+            saved = _tape._state.needed
+            _tape._state.needed = needed
+            try:
+                if list_input:
+                    g = prim.grad_fn(dy, out, list(xs), *rest, **kwargs)
+                else:
+                    g = prim.grad_fn(dy, out, *xs, *rest, **kwargs)
+            finally:
+                _tape._state.needed = saved
+            if not isinstance(g, list | tuple):
+                g = (g,)
+            return [g[i] if g[i] is not None else _zeros(xs[i]) for i in wanted]
+
+        out_spec = [ArraySpec(tuple(inputs[i]._data.shape), inputs[i]._data.dtype)
+                    for i in wanted]  # fmt: skip
+        grads = tracer.host_call(run, (dy, out, inputs), {}, out_spec,
+                                 name=f"{prim.name}_grad", stateful=False)  # fmt: skip
+        full: list[Any] = [None] * len(inputs)
+        for i, g in zip(wanted, grads):
+            full[i] = g
+        return tuple(full)
+
+
+def _zeros(x: Any) -> Tensor:
+    return Tensor(x._device.xp.zeros_like(x._data), x._device)
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

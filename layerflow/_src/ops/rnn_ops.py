@@ -525,7 +525,8 @@ def _attr(value: Any, like: Any, dtype: Any, what: str, shape: tuple) -> Any:
 def _prepare(xw: Any, h0: Any, u: Any, gates: int, mask: Any, recurrent_masks: Any, seq: Seq,
              opname: str) -> tuple[Any, Any]:  # fmt: skip
     for name, t in (("xw", xw), ("h0", h0), ("recurrent_kernel", u)):
-        if not isinstance(t, TensorLike):
+        # (a symbolic tensor of a tf.function trace has its spec as `_data`)
+        if not isinstance(t, TensorLike) and not hasattr(t, "_data"):
             raise TypeError(f"{opname}: {name} must be a tensor, got {type(t).__name__}.")
     shape = tuple(xw._data.shape)
     if len(shape) != 3:
