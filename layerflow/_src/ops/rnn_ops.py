@@ -512,6 +512,14 @@ def _attr(value: Any, like: Any, dtype: Any, what: str, shape: tuple) -> Any:
     """A mask argument as a backend array on `like`'s device (masks are not differentiated)."""
     if value is None:
         return None
+    if not isinstance(value, TensorLike) and hasattr(value, "_data"):
+        raise errors.UnimplementedError(
+            None,
+            what.split(":")[0],
+            f"{what} is a symbolic tensor of a tf.function trace: the fused RNN kernels take "
+            "masks as fixed arrays, so a masked (or recurrent-dropout) RNN runs eagerly. Call "
+            "it outside tf.function (Keras' fit falls back to eager steps for such a model).",
+        )
     data = to_array(value if isinstance(value, TensorLike) else value, None, like._device)
     if dtype is not None:
         data = data.astype(dtype.np) if data.dtype != dtype.np else data

@@ -245,3 +245,49 @@ def test_fit_under_mirrored_strategy_runs_eagerly_by_design(two_cpus):
     model.fit(x, y, batch_size=20, epochs=1, verbose=0)
     assert model.run_eagerly is False  # the setting; the strategy's replicas run eagerly
     assert model.train_function.eager and model.train_function.strategy is strategy
+
+
+def test_a_masked_fused_rnn_falls_back_to_eager_steps_with_a_warning(caplog):
+    """The fused RNN kernels take masks as fixed arrays, which a trace cannot give them yet:
+    fit logs why and runs that model's steps eagerly, with the eager results."""
+    x = RNG.integers(1, 6, size=(24, 7))
+    x[:, 5:] = 0  # padding, masked
+    y = RNG.integers(0, 2, size=(24, 1)).astype(np.float32)
+
+    def make(eager):
+        tf.keras.utils.set_random_seed(3)
+
+        class Masked(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.embed = tf.keras.layers.Embedding(6, 4)
+                self.rnn = tf.keras.layers.LSTM(3)
+                self.out = tf.keras.layers.Dense(1, activation="sigmoid")
+
+            def call(self, x):
+                return self.out(self.rnn(self.embed(x), mask=tf.not_equal(x, 0)))
+
+        model = Masked()
+        model.compile("adam", "binary_crossentropy", run_eagerly=eager)
+        return model
+
+    with caplog.at_level("WARNING", logger="layerflow"):
+        compiled = make(False)
+        hist = compiled.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    assert compiled.train_function.function is None and not compiled.train_function.eager
+    assert "train_function of Masked runs eagerly" in caplog.text
+    eager = make(True)
+    ref = eager.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    np.testing.assert_allclose(hist.history["loss"], ref.history["loss"], rtol=1e-5)
+
+
+def test_freezing_a_layer_between_fits_retraces():
+    x, y = _data()
+    model = _model()
+    model.fit(x, y, batch_size=50, epochs=1, verbose=0)
+    first = model.train_function.function
+    model.layers[0].trainable = False
+    frozen = model.layers[0].kernel.numpy().copy()
+    model.fit(x, y, batch_size=50, epochs=1, verbose=0)
+    assert model.train_function.function is not first  # traced anew for the new variable list
+    np.testing.assert_array_equal(model.layers[0].kernel.numpy(), frozen)

@@ -22,6 +22,7 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.autodiff import specs
 from layerflow._src.autograph.conversion import convert as autograph_convert
+from layerflow._src.function.graph import GraphTensor
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
@@ -273,10 +274,10 @@ class Layer(LayerState):
 
     def _convert_inputs(self, inputs: Any) -> Any:
         """Tensors from NumPy/Python values; floating inputs cast to the layer's dtype."""
-        if isinstance(inputs, TensorLike):
+        if isinstance(inputs, TensorLike | GraphTensor):
             x = inputs
         elif isinstance(inputs, list | tuple | dict) and any(
-            isinstance(v, TensorLike | np.ndarray) for v in nest.flatten(inputs)
+            isinstance(v, TensorLike | GraphTensor | np.ndarray) for v in nest.flatten(inputs)
         ):
             return nest.map_structure(self._convert_one, inputs)
         else:
@@ -284,7 +285,7 @@ class Layer(LayerState):
         return self._convert_one(x)
 
     def _convert_one(self, x: Any) -> Any:
-        if not isinstance(x, TensorLike):
+        if not isinstance(x, TensorLike | GraphTensor):  # (a tf.function trace's tensor)
             if isinstance(x, np.ndarray | float | int | list):
                 x = convert_to_tensor(x)
             else:

@@ -23,16 +23,21 @@ with the execution's first step, `on_train_batch_end(step + n - 1)` with its las
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from layerflow._src.autograph.conversion import convert as autograph_convert
+from layerflow._src.framework import errors
 from layerflow._src.function import tf_function
 from layerflow._src.keras.engine import layer_state
 from layerflow._src.ops import array_ops
 from layerflow._src.utils import nest
+
+
+_log = logging.getLogger("layerflow")
 
 
 def executions(batches: Any, steps: int) -> Iterator[tuple[int, list[Any]]]:
@@ -124,7 +129,15 @@ class StepFunction:
         if self._function is not None and not tf_function.functions_run_eagerly():
             if self._trainable_changed():
                 self._function = self._compile()
-            out = self._function(tuple(batches))
+            try:
+                out = self._function(tuple(batches))
+            except errors.UnimplementedError as err:
+                # An op that cannot run inside a trace yet (a masked fused RNN): this model's
+                # steps run eagerly from now on; a real error is raised again by the eager run.
+                _log.warning("%s of %s runs eagerly: %s", self.__name__,
+                             type(self._model).__name__, err.message)  # fmt: skip
+                self._function = None
+                return self.run(batches)
             self._trainable_changed()  # a first trace may build the model: note its variables
         else:
             out = _steps(self.python_function, batches, keep)
