@@ -22,12 +22,12 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.autodiff import specs
 from layerflow._src.autograph.conversion import convert as autograph_convert
-from layerflow._src.function.graph import GraphTensor
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.module import Module
 from layerflow._src.framework.tensor import TensorLike
+from layerflow._src.function.graph import GraphTensor
 from layerflow._src.keras import regularizers as regularizers_mod
 from layerflow._src.keras.engine import input_spec as input_spec_mod
 from layerflow._src.keras.engine.arg_checks import check_count, check_dim, check_shape

@@ -36,7 +36,6 @@ from layerflow._src.keras.engine import layer_state
 from layerflow._src.ops import array_ops
 from layerflow._src.utils import nest
 
-
 _log = logging.getLogger("layerflow")
 
 
