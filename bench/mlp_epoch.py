@@ -184,7 +184,7 @@ def w_layerflow_function(epochs):
     _common.emit("layerflow tf.function loop", times, acc)
 
 
-def w_layerflow_fit(epochs, tf_module="layerflow", name="layerflow fit"):
+def w_layerflow_fit(epochs, tf_module="layerflow", name="layerflow fit", run_eagerly=None):
     import importlib
 
     import numpy as np
@@ -196,6 +196,7 @@ def w_layerflow_fit(epochs, tf_module="layerflow", name="layerflow fit"):
         optimizer=tf.keras.optimizers.SGD(learning_rate=LR),
         loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
+        run_eagerly=run_eagerly,
     )
     times = []
     for _ in range(epochs):
@@ -204,6 +205,11 @@ def w_layerflow_fit(epochs, tf_module="layerflow", name="layerflow fit"):
         times.append(_tock(t))
     acc = float((np.asarray(net.predict(xte, verbose=0)).argmax(1) == yte).mean())
     _common.emit(name, times, acc)
+
+
+def w_layerflow_fit_eager(epochs):
+    """fit with compile(run_eagerly=True): the eager steps (fit's default before issue 12)."""
+    w_layerflow_fit(epochs, name="layerflow fit (eager)", run_eagerly=True)
 
 
 def w_tf_eager(epochs):
@@ -312,6 +318,7 @@ WORKERS = [
     ("layerflow_tape", "self", w_layerflow_tape),
     ("layerflow_function", "self", w_layerflow_function),
     ("layerflow_fit", "self", w_layerflow_fit),
+    ("layerflow_fit_eager", "self", w_layerflow_fit_eager),
     ("tf_eager", "peers", w_tf_eager),
     ("tf_function", "peers", w_tf_function),
     ("tf_fit", "peers", w_tf_fit),

@@ -197,7 +197,7 @@ def assign(steps: list[Step], graph: Graph, outputs: list[Any],
             if INTO[step.fn.name][1]:  # elementwise: an exact input that dies here may be reused
                 for p in done:
                     if (
-                        p in step.refs
+                        any(type(r) is int and r == p for r in step.refs)
                         and _exact(step, p, views)
                         and result.specs[result.slot_buffer[p]] == key
                     ):

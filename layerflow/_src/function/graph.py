@@ -54,7 +54,8 @@ class GraphTensor(ShapedValue):
     """
 
     # `_src` is set on a slice of a Variable (`v[0, 0]`), so that `.assign` writes back.
-    __slots__ = ("_data", "_device", "_slot", "_name", "_src", "__weakref__")
+    # `_keras_mask`: the Keras mask a layer attached (as on eager tensors, `keras/engine/masking`).
+    __slots__ = ("_data", "_device", "_slot", "_name", "_src", "_keras_mask", "__weakref__")
 
     def __init__(self, spec: ArraySpec, slot: int, device: backend.Device, name: str) -> None:
         self._data = spec
@@ -291,7 +292,7 @@ class Tracer:
         self.graph.block.append(step)
         tapes = _tape._state.tapes
         if tapes and prim.grad_fn is not None:
-            _tape.record(tapes, prim, tuple(inputs), result, rest, kwargs)
+            _tape.record(tapes, _TracedGradient(prim), tuple(inputs), result, rest, kwargs)
         return result
 
     def array_call(self, fn: Callable[..., Any], inputs: list[Any], spec: ArraySpec,
@@ -370,6 +371,63 @@ class Tracer:
         return var
 
 
+class _TracedGradient:
+    """An op as a traced tape records it: its gradient is traced when the gradient function is
+    written with ops; one written on arrays (convolution, fused RNNs: fast kernels that read
+    `x._data`) fails on symbolic tensors, and then becomes a host step that runs it on the real
+    tensors at every call of the program (its residuals recomputed there)."""
+
+    __slots__ = ("_prim",)
+
+    def __init__(self, prim: Any) -> None:
+        self._prim = prim
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._prim, name)
+
+    def grad_fn(self, dy: Any, out: Any, *args: Any, **kwargs: Any) -> Any:
+        prim = self._prim
+        tracer = current()
+        block = tracer.graph.block
+        mark = len(block)
+        try:
+            return prim.grad_fn(dy, out, *args, **kwargs)
+        except (AttributeError, TypeError, NotImplementedError):
+            del block[mark:]  # the partly traced gradient: dropped
+        inputs = list(args[0]) if prim.list_input else list(args[: prim.n_inputs])
+        rest = args[1:] if prim.list_input else args[len(inputs) :]
+        needed = _tape._state.needed
+        wanted = [i for i, x in enumerate(inputs) if needed is None or needed[i]]
+        list_input = prim.list_input
+
+        def run(dy: Any, out: Any, xs: list[Any]) -> list[Any]:
+            saved = _tape._state.needed
+            _tape._state.needed = needed
+            try:
+                if list_input:
+                    g = prim.grad_fn(dy, out, list(xs), *rest, **kwargs)
+                else:
+                    g = prim.grad_fn(dy, out, *xs, *rest, **kwargs)
+            finally:
+                _tape._state.needed = saved
+            if not isinstance(g, list | tuple):
+                g = (g,)
+            return [g[i] if g[i] is not None else _zeros(xs[i]) for i in wanted]
+
+        out_spec = [ArraySpec(tuple(inputs[i]._data.shape), inputs[i]._data.dtype)
+                    for i in wanted]  # fmt: skip
+        grads = tracer.host_call(run, (dy, out, inputs), {}, out_spec,
+                                 name=f"{prim.name}_grad", stateful=False)  # fmt: skip
+        full: list[Any] = [None] * len(inputs)
+        for i, g in zip(wanted, grads):
+            full[i] = g
+        return tuple(full)
+
+
+def _zeros(x: Any) -> Tensor:
+    return Tensor(x._device.xp.zeros_like(x._data), x._device)
+
+
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -399,13 +457,18 @@ def _materialize(value: Any) -> Any:
 
 
 def host_method(fn: Callable[..., Any] | None = None, *,
-                result: Callable[..., Any] | None = None) -> Any:  # fmt: skip
+                result: Callable[..., Any] | None = None,
+                outputs: bool = False) -> Any:  # fmt: skip
     """Make a stateful eager method a host step inside `tf.function` traces.
 
     Code that works on arrays (an optimizer's `apply_gradients`, a metric's `update_state`)
     cannot be traced symbolically; decorated, it runs eagerly at every call of the traced
     program, on the real tensors, in program order. `result(*args, **kwargs)` gives what the
     call returns while tracing (no tensors computed by the call itself).
+
+    With `outputs=True` the call's tensor results are the step's outputs, computed at every
+    call (a metric's `result()`): the method is run once eagerly while tracing to learn their
+    structure, shapes and dtypes, so it must have no side effects.
 
     >>> class Counter:
     ...     n = 0
@@ -420,12 +483,37 @@ def host_method(fn: Callable[..., Any] | None = None, *,
             tracer = _flags.tracer
             if tracer is None:
                 return f(*args, **kwargs)
+            if outputs:
+                return _sampled_host_call(tracer, f, args, kwargs)
             shown = None if result is None else result(*args, **kwargs)
             return tracer.host_call(f, args, kwargs, result=shown, name=f.__name__)
 
+        wrapper._lf_host_method = True  # type: ignore[attr-defined]
         return wrapper
 
     return decorate if fn is None else decorate(fn)
+
+
+def _sampled_host_call(tracer: Tracer, f: Callable[..., Any], args: tuple,
+                       kwargs: dict) -> Any:  # fmt: skip
+    """A host step whose tensor results are outputs, their specs taken from one eager run."""
+    if any(isinstance(v, GraphTensor) for v in nest.flatten((args, kwargs))):
+        raise TypeError(
+            f"{getattr(f, '__qualname__', f)}: a host method with outputs=True cannot take "
+            "symbolic tensors of a tf.function trace; it may only read state."
+        )
+    with suspended():
+        sample = f(*args, **kwargs)
+    flat = nest.flatten(sample)
+    if not all(isinstance(v, TensorLike) for v in flat):
+        return sample  # no tensors: a Python value, fixed at trace time
+
+    def run(*a: Any, **k: Any) -> Any:
+        return nest.flatten(f(*a, **k))
+
+    out_spec = [ArraySpec(tuple(v._data.shape), v._data.dtype) for v in flat]
+    outs = tracer.host_call(run, args, kwargs, out_spec, name=f.__name__, stateful=True)
+    return nest.pack_sequence_as(sample, outs)
 
 
 def _copy(xp: Any, a: Any) -> Any:

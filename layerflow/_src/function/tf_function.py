@@ -327,11 +327,17 @@ class Function:
     def _trace(self, key: tuple, args: tuple, kwargs: dict) -> ConcreteFunction:
         self._note_tracing()
         allow = not self._variables_created
-        concrete, created = self._trace_once(key, args, kwargs, allow)
-        if created:
-            self._variables_created = True
-            # As TF: the trace that created variables is traced again, and must create none.
-            concrete, _ = self._trace_once(key, args, kwargs, False)
+        try:
+            concrete, created = self._trace_once(key, args, kwargs, allow)
+            if created:
+                self._variables_created = True
+                # As TF: the trace that created variables is traced again, and must create none.
+                concrete, _ = self._trace_once(key, args, kwargs, False)
+        except Exception as err:
+            # Marked, unchanged: callers that can run the body eagerly instead (Keras' compiled
+            # steps) tell a failed trace, where no step of the program ran, from a failed run.
+            err._lf_during_trace = True  # type: ignore[attr-defined]
+            raise
         return concrete
 
     def _trace_once(self, key: tuple, args: tuple, kwargs: dict,

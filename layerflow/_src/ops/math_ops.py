@@ -120,7 +120,11 @@ def _pair(x: Any, y: Any, opname: str) -> tuple[Any, Any]:
     """Convert a binary op's operands together, the Python value taking the tensor's dtype."""
     from layerflow._src.autodiff.op import _convert_inputs  # same layer: the shared converter
 
-    (a, b), _ = _convert_inputs(add.prim, [x, y])
+    pair, _ = _convert_inputs(add.prim, [x, y])
+    if pair is None:  # symbolic operands (a tf.function trace): the Python one takes their dtype
+        like = x if hasattr(x, "_data") else y
+        pair = [v if hasattr(v, "_data") else _as_dtype_of(v, like) for v in (x, y)]
+    a, b = pair
     if a._data.dtype != b._data.dtype:
         raise errors.InvalidArgumentError(
             None,

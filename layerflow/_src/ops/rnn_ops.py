@@ -516,6 +516,14 @@ def _attr(value: Any, like: Any, dtype: Any, what: str, shape: tuple) -> Any:
     """A mask argument as a backend array on `like`'s device (masks are not differentiated)."""
     if value is None:
         return None
+    if not isinstance(value, TensorLike) and hasattr(value, "_data"):
+        raise errors.UnimplementedError(
+            None,
+            what.split(":")[0],
+            f"{what} is a symbolic tensor of a tf.function trace: the fused RNN kernels take "
+            "masks as fixed arrays, so a masked (or recurrent-dropout) RNN runs eagerly. Call "
+            "it outside tf.function (Keras' fit falls back to eager steps for such a model).",
+        )
     data = to_array(value if isinstance(value, TensorLike) else value, None, like._device)
     if dtype is not None:
         data = data.astype(dtype.np) if data.dtype != dtype.np else data
@@ -529,7 +537,8 @@ def _attr(value: Any, like: Any, dtype: Any, what: str, shape: tuple) -> Any:
 def _prepare(xw: Any, h0: Any, u: Any, gates: int, mask: Any, recurrent_masks: Any, seq: Seq,
              opname: str) -> tuple[Any, Any]:  # fmt: skip
     for name, t in (("xw", xw), ("h0", h0), ("recurrent_kernel", u)):
-        if not isinstance(t, TensorLike):
+        # (a symbolic tensor of a tf.function trace has its spec as `_data`)
+        if not isinstance(t, TensorLike) and not hasattr(t, "_data"):
             raise TypeError(f"{opname}: {name} must be a tensor, got {type(t).__name__}.")
     shape = tuple(xw._data.shape)
     if len(shape) != 3:

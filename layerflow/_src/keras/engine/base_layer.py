@@ -19,13 +19,16 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src import backend
 from layerflow._src.autodiff import specs
+from layerflow._src.autograph.conversion import convert as autograph_convert
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.module import Module
 from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.framework.tensor import TensorLike
+from layerflow._src.function.graph import GraphTensor
 from layerflow._src.keras import regularizers as regularizers_mod
 from layerflow._src.keras.engine import input_spec as input_spec_mod
 from layerflow._src.keras.engine import masking
@@ -54,6 +57,8 @@ from layerflow._src.keras.engine.layer_utils import (
 from layerflow._src.keras.saving import keras_weights
 from layerflow._src.ops import array_ops, math_ops
 from layerflow._src.utils import naming, nest
+
+_flags = backend.flags
 
 _KERAS_KWARGS = frozenset(
     {
@@ -271,7 +276,12 @@ class Layer(LayerApi, LayerState):
                     spec.fits(tuple(inputs.shape))
                 ):
                     input_spec_mod.assert_input_compatibility(spec, inputs, self)
-            outputs = self.call(inputs, *args, **kwargs)
+            call = self.call
+            if _flags.general and _flags.tracer is not None:
+                # Traced by tf.function (a compiled fit step): AutoGraph converts a user's call,
+                # as tf_keras does, so `if`/`while` on tensors there become tf.cond/while_loop.
+                call = autograph_convert(call)
+            outputs = call(inputs, *args, **kwargs)
             if d["_activity_regularizer"] is not None:
                 self._add_activity_loss(outputs)
             if d["_supports_masking"] and (
@@ -297,10 +307,10 @@ class Layer(LayerApi, LayerState):
 
     def _convert_inputs(self, inputs: Any) -> Any:
         """Tensors from NumPy/Python values; floating inputs cast to the layer's dtype."""
-        if isinstance(inputs, TensorLike):
+        if isinstance(inputs, TensorLike | GraphTensor):
             x = inputs
         elif isinstance(inputs, list | tuple | dict) and any(
-            isinstance(v, TensorLike | np.ndarray) for v in nest.flatten(inputs)
+            isinstance(v, TensorLike | GraphTensor | np.ndarray) for v in nest.flatten(inputs)
         ):
             return nest.map_structure(self._convert_one, inputs)
         elif isinstance(inputs, SparseTensor):  # composite inputs reach `call` as they are
@@ -310,7 +320,7 @@ class Layer(LayerApi, LayerState):
         return self._convert_one(x)
 
     def _convert_one(self, x: Any) -> Any:
-        if not isinstance(x, TensorLike):
+        if not isinstance(x, TensorLike | GraphTensor):  # (a tf.function trace's tensor)
             if isinstance(x, np.ndarray | float | int | list):
                 x = convert_to_tensor(x)
             else:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.autodiff import specs
-from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, from_spec
 from layerflow._src.utils import nest
 
@@ -29,10 +28,9 @@ def mask_of(value: Any) -> Any:
 
 def input_masks(inputs: Any) -> Any:
     """The masks carried by `inputs`, in their structure, or None when none carries one."""
-    if isinstance(inputs, TensorLike | KerasTensor):
-        return getattr(inputs, "_keras_mask", None)
     if not isinstance(inputs, list | tuple | dict):
-        return None
+        # A tensor: eager, a KerasTensor or a tf.function trace's GraphTensor.
+        return getattr(inputs, "_keras_mask", None)
     flat = nest.flatten(inputs)
     masks = [getattr(t, "_keras_mask", None) for t in flat]
     if all(m is None for m in masks):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.function.graph import GraphTensor
 from layerflow._src.keras.engine import functional
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
@@ -134,7 +135,7 @@ class Sequential(Model):
     def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
         x = inputs
         dtype = self.__dict__.get("_input_dtype")
-        if dtype is not None and isinstance(x, TensorLike) and x.dtype.name != dtype:
+        if dtype is not None and isinstance(x, TensorLike | GraphTensor) and x.dtype.name != dtype:
             # A model with a declared input takes it in the input's dtype (uint8 images become
             # float32), as tf.keras's functional Sequential does.
             x = math_ops.cast(x, dtype)

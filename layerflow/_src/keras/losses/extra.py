@@ -16,7 +16,6 @@ from layerflow._src.keras.losses import core as base
 from layerflow._src.ops import math_ops as M
 from layerflow._src.ops import nn_ops
 from layerflow._src.ops.array_ops import constant
-from layerflow._src.ops.compare_ops import equal, logical_or
 from layerflow._src.ops.elementwise_ops import clip_by_value
 from layerflow._src.ops.reduce_ops import reduce_all
 
@@ -79,11 +78,12 @@ def mean_squared_logarithmic_error(y_true: Any, y_pred: Any) -> Any:
 
 
 def _signed_labels(y_true: Any) -> Any:
-    """Keras converts 0/1 labels to -1/1 (labels already in {-1, 1} stay)."""
-    zero, one = _const(0, y_true), _const(1, y_true)
-    if bool(reduce_all(logical_or(equal(y_true, zero), equal(y_true, one)))):
-        return _const(2.0, y_true) * y_true - _const(1.0, y_true)
-    return y_true
+    """Keras converts 0/1 labels to -1/1 (labels already in {-1, 1} stay).
+
+    A tensor condition, as tf_keras's `smart_cond`, so it also works inside a tf.function."""
+    zero, one = _const(0.0, y_true), _const(1.0, y_true)
+    binary = reduce_all(M.logical_or(M.equal(y_true, zero), M.equal(y_true, one)))
+    return M.where(binary, _const(2.0, y_true) * y_true - one, y_true)
 
 
 def hinge(y_true: Any, y_pred: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import Any
 from layerflow._src.autodiff.tape import stop_recording_all
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.variables import Variable
+from layerflow._src.function.graph import host_method
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.ops import array_ops, metric_ops
 from layerflow._src.utils import naming
@@ -36,6 +37,16 @@ class Metric(Layer):
     """
 
     _is_metric = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Inside a tf.function trace (a compiled `fit` step) `update_state` works on arrays, so
+        # it runs eagerly as a host step at every call; `result()` too, its value an output of
+        # the step. Metrics whose methods are written with ops and `assign` can drop this.
+        super().__init_subclass__(**kwargs)
+        for name, outputs in (("update_state", False), ("result", True)):
+            method = cls.__dict__.get(name)
+            if callable(method) and not getattr(method, "_lf_host_method", False):
+                setattr(cls, name, host_method(method, outputs=outputs))
 
     def __init__(self, name: str | None = None, dtype: Any = None, **kwargs: Any) -> None:
         # Keras names a metric after its class without a uniquifying suffix ('mean').

@@ -26,6 +26,7 @@ from layerflow._src.distribute.values import select_replica
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
+from layerflow._src.function.graph import host_method
 from layerflow._src.keras.optimizers.optimizer_methods import OptimizerMethods
 from layerflow._src.keras.optimizers.schedules import LearningRateSchedule
 from layerflow._src.ops import optimizer_ops
@@ -287,6 +288,8 @@ class Optimizer(OptimizerMethods, Trackable):
                 continue
             v._update(operator.imul, v.dtype.as_numpy_dtype(1.0 - lr * wd))
 
+    # Updates arrays in place: a host step inside tf.function traces (a compiled fit step).
+    @host_method(result=lambda self, *args, **kwargs: self.iterations)
     def apply_gradients(
         self,
         grads_and_vars: Iterable[tuple[Any, Variable]],

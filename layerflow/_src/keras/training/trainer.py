@@ -1,8 +1,10 @@
-"""Training loops for `Model`: compile, fit, evaluate, predict (Keras 2 semantics, eager).
+"""Training loops for `Model`: compile, fit, evaluate, predict (Keras 2 semantics).
 
 `Model` inherits from `Trainer`, so this file owns everything about training and the engine
 owns everything about structure. `train_step`, `test_step` and `predict_step` are the
 overridable units, as in Keras 2; the loops around them handle data, callbacks and progress.
+The loops run them through the step functions (`make_train_function`, ...), compiled with
+`tf.function` unless the model runs eagerly (`training/step_function.py`).
 Trainer state lives in underscore attributes so the engine does not track it as model state.
 """
 
@@ -23,7 +25,11 @@ from layerflow._src.keras.training import callbacks as callbacks_mod
 from layerflow._src.keras.training import compile_utils
 from layerflow._src.keras.training import data_adapter as da
 from layerflow._src.keras.training.callbacks_extra import resume_point
-from layerflow._src.keras.training.execution import check_steps_per_execution, executions
+from layerflow._src.keras.training.step_function import (
+    StepFunctions,
+    check_steps_per_execution,
+    executions,
+)
 from layerflow._src.utils import nest
 
 _log = logging.getLogger("layerflow")
@@ -60,7 +66,7 @@ def _host(value: Any) -> Any:
     return value.numpy() if isinstance(value, TensorLike) else np.asarray(value)
 
 
-class Trainer:
+class Trainer(StepFunctions):
     """Mixin of `tf.keras.Model` providing compile/fit/evaluate/predict.
 
     >>> import layerflow as tf, numpy as np
@@ -77,9 +83,7 @@ class Trainer:
     _compiled_loss: Any = None
     _compiled_metrics: Any = None
     _loss_identifier: Any = None
-    _run_eagerly = True
     _jit_compile = False
-    _steps_per_execution = 1
     stop_training = False
     history: Any = None
 
@@ -98,8 +102,9 @@ class Trainer:
     ) -> None:
         """Configure training: optimizer, loss and metrics (names or objects).
 
-        Runs are always eager here; `run_eagerly`, `jit_compile` and `steps_per_execution`
-        are accepted for compatibility and recorded.
+        `fit`, `evaluate` and `predict` run compiled steps (`tf.function`) unless
+        `run_eagerly=True`; `steps_per_execution=N` runs N steps per call of the step
+        function. `jit_compile=True` is accepted and uses the same compiled steps.
         """
         unknown = sorted(
             set(kwargs) - {"sample_weight_mode", "target_tensors", "pss_evaluation_shards"}
@@ -111,7 +116,7 @@ class Trainer:
         names = _model_output_names(self)
         self._compiled_loss = compile_utils.LossesContainer(loss, loss_weights, names)
         self._compiled_metrics = compile_utils.MetricsContainer(metrics, weighted_metrics, names)
-        self._run_eagerly = True if run_eagerly is None else bool(run_eagerly)
+        self._run_eagerly = None if run_eagerly is None else bool(run_eagerly)
         self._jit_compile = bool(jit_compile)
         if steps_per_execution == "auto":  # tf_keras: autotuning on, starting from 1
             self._autotune_steps_per_execution = True
@@ -154,14 +159,6 @@ class Trainer:
     @property
     def compiled_metrics(self) -> Any:
         return self._compiled_metrics
-
-    @property
-    def run_eagerly(self) -> bool:
-        return self._run_eagerly
-
-    @run_eagerly.setter
-    def run_eagerly(self, value: bool) -> None:
-        self._run_eagerly = bool(value)
 
     @property
     def jit_compile(self) -> bool:
@@ -304,22 +301,24 @@ class Trainer:
         epoch_logs: dict[str, Any] = {}
         strategy = self._replicated_strategy("fit")
         train_function = self.make_train_function()
-        spe = self._steps_per_execution
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             cbs.on_epoch_begin(epoch)
             logs: Any = None
-            batches = iter(self._batches(train, strategy))
-            start, skip = skip, 0  # batches trained on before an interruption (BackupAndRestore)
-            for _ in range(start):
-                next(batches, None)
-            # One execution runs up to steps_per_execution batches (training/execution.py).
-            for step, chunk, ran in executions(batches, spe, start=start):
+            batches = self._batches(train, strategy)
+            first = 0
+            if skip:  # trained on before the interruption
+                first = sum(1 for _ in itertools.islice(batches, skip))
+                skip = 0
+            # One execution runs up to steps_per_execution batches; the batch hooks run once
+            # per execution, as tf_keras's do.
+            for step, chunk in executions(batches, self._steps_per_execution):
+                step += first
                 if batch_begin:
                     cbs.on_train_batch_begin(step)
-                logs = train_function(chunk)
+                logs = train_function(iter(chunk))
                 if per_batch:
-                    cbs.on_train_batch_end(step + ran[0] - 1, _py_logs(logs))
+                    cbs.on_train_batch_end(step + len(chunk) - 1, _py_logs(logs))
                 if self.stop_training:
                     break
             ran_out = getattr(train, "exhausted", False)
@@ -360,12 +359,11 @@ class Trainer:
         logs: Any = None
         strategy = self._replicated_strategy("evaluate")
         test_function = self.make_test_function()
-        spe = self._steps_per_execution
-        for step, chunk, ran in executions(self._batches(data, strategy), spe):
+        for step, chunk in executions(self._batches(data, strategy), self._steps_per_execution):
             cbs.on_test_batch_begin(step)
-            logs = test_function(chunk)
+            logs = test_function(iter(chunk))
             if per_batch:
-                cbs.on_test_batch_end(step + ran[0] - 1, _py_logs(logs))
+                cbs.on_test_batch_end(step + len(chunk) - 1, _py_logs(logs))
         if logs is None:
             raise ValueError("evaluate got no batches: the data is empty.")
         out = _py_logs(logs)
@@ -422,15 +420,17 @@ class Trainer:
         cbs.on_predict_begin()
         outputs: list[Any] = []
         strategy = self._replicated_strategy("predict")
-        predict_function = self.make_predict_function() if strategy is None else None
-        for step, batch in enumerate(self._batches(data, strategy)):
-            cbs.on_predict_batch_begin(step)
-            if strategy is None:
-                out = predict_function(iter((batch,)))
+        if strategy is None:
+            predict_function = self.make_predict_function()
+            for step, chunk in executions(self._batches(data, None), self._steps_per_execution):
+                cbs.on_predict_batch_begin(step)
+                out = predict_function(iter(chunk))
                 outputs.append(nest.map_structure(_host, out))
-            else:
-                out = strategy.run(lambda *b: self.predict_step(b), args=batch)
-                outputs.append(_join_replicas(strategy, out))
+                cbs.on_predict_batch_end(step + len(chunk) - 1, {"outputs": out})
+        for step, batch in enumerate(self._batches(data, strategy) if strategy else ()):
+            cbs.on_predict_batch_begin(step)
+            out = strategy.run(lambda *b: self.predict_step(b), args=batch)
+            outputs.append(_join_replicas(strategy, out))
             cbs.on_predict_batch_end(step, {"outputs": out})
         cbs.on_predict_end()
         if not outputs:
@@ -527,7 +527,7 @@ class Trainer:
         if reset_metrics:
             self.reset_metrics()
         data = da.ArrayData(x, y, sample_weight, batch_size=_n(x), class_weight=class_weight)
-        logs = _py_logs(self.train_step(next(data.epoch())))
+        logs = _py_logs(self.make_train_function()(data.epoch()))
         return self._flatten(logs, return_dict)
 
     def test_on_batch(
@@ -542,12 +542,12 @@ class Trainer:
         if reset_metrics:
             self.reset_metrics()
         data = da.ArrayData(x, y, sample_weight, batch_size=_n(x))
-        logs = _py_logs(self.test_step(next(data.epoch())))
+        logs = _py_logs(self.make_test_function()(data.epoch()))
         return self._flatten(logs, return_dict)
 
     def predict_on_batch(self, x: Any) -> Any:
         data = da.ArrayData(x, batch_size=_n(x))
-        out = self.predict_step(next(data.epoch()))
+        out = self.make_predict_function()(data.epoch())
         return nest.map_structure(_host, out)
 
     def _flatten(self, logs: dict[str, Any], return_dict: bool) -> Any:

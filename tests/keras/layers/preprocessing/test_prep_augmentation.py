@@ -101,7 +101,8 @@ def test_training_honoured_inside_fit_and_errors():
         [tf.keras.Input((6, 6, 3)), L.RandomBrightness(0.5, seed=0), Record(), L.Flatten(),
          L.Dense(1)]
     )  # fmt: skip
-    model.compile("sgd", "mse")
+    # Record reads values in Python, so the steps run eagerly (as Keras needs run_eagerly too).
+    model.compile("sgd", "mse", run_eagerly=True)
     model.fit(X, np.ones((4, 1)), epochs=1, batch_size=4, verbose=0)
     assert not np.allclose(seen[-1], X)  # augmented while training
     model.predict(X, batch_size=4, verbose=0)
