@@ -110,8 +110,9 @@ def test_resize_bilinear_nearest_and_gradient():
         grad_rtol=1e-3,
         grad_atol=1e-4,
     )  # resize is linear: a big step is exact
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        tf.image.resize(img, (3, 3), method="bicubic")
+    # bicubic and the other kernels: tests/keras/layers/preprocessing (against TF fixtures)
+    with pytest.raises(ValueError, match="unknown method 'cubic'"):
+        tf.image.resize(img, (3, 3), method="cubic")
 
 
 def test_resize_with_pad_centres_the_image():

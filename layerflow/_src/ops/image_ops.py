@@ -13,6 +13,7 @@ import numpy as np
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.array_ops import _shape_tuple
 from layerflow._src.ops.gather_ops import _gather, pad
+from layerflow._src.ops.image_resize_ops import resize_axis_by_matrix
 from layerflow._src.ops.math_ops import _as_tensor, add, cast, multiply
 
 
@@ -25,6 +26,9 @@ class ResizeMethod:
     LANCZOS5 = "lanczos5"
     GAUSSIAN = "gaussian"
     MITCHELLCUBIC = "mitchellcubic"
+
+
+_METHODS = frozenset(v for k, v in vars(ResizeMethod).items() if k.isupper())
 
 
 def _resize_axis(x: Any, axis: int, out_size: int, method: str) -> Any:
@@ -66,9 +70,10 @@ def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_rat
         raise ValueError(f"resize: images must be [N, H, W, C] or [H, W, C], got shape {x.shape}.")
     method = getattr(method, "value", method)
     method = str(method).lower()
-    if method not in ("bilinear", "nearest"):
-        raise NotImplementedError(
-            f"resize: method {method!r} is not supported yet; use 'bilinear' or 'nearest'."
+    if method not in _METHODS:
+        raise ValueError(
+            f"resize: unknown method {method!r}; expected one of {sorted(_METHODS)} "
+            "(or a tf.image.ResizeMethod)."
         )
     if antialias:
         raise NotImplementedError("resize: antialias=True is not supported yet.")
@@ -81,8 +86,14 @@ def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_rat
         h, w = max(int(round(in_h * scale)), 1), max(int(round(in_w * scale)), 1)
     if method == "bilinear" and x._data.dtype != np.float32:
         x = cast(x, "float32")
-    out = _resize_axis(x, rank - 3, h, method)
-    return _resize_axis(out, rank - 2, w, method)
+    if method in ("bilinear", "nearest"):
+        out = _resize_axis(x, rank - 3, h, method)
+        return _resize_axis(out, rank - 2, w, method)
+    if x._data.dtype not in (np.float32, np.float64):
+        x = cast(x, "float32")
+    out = resize_axis_by_matrix(x, rank - 3, h, method)
+    out = resize_axis_by_matrix(out, rank - 2, w, method)
+    return cast(out, "float32") if out._data.dtype != np.float32 else out
 
 
 def resize_with_pad(image: Any, target_height: int, target_width: int, method: str = "bilinear",

@@ -2,6 +2,7 @@
 
 from layerflow._src.keras.layers import *  # noqa: F403 - the facade re-exports the whole list
 from layerflow._src.keras.layers.layer_serialization import deserialize, serialize
+<<<<<<< HEAD
 
 
 def __getattr__(name):  # noqa: ANN001, ANN202
@@ -13,3 +14,6 @@ def __getattr__(name):  # noqa: ANN001, ANN202
             "CategoryEncoding, Hashing, Discretization) and Concatenate instead."
         )
     raise AttributeError(f"module 'layerflow.keras.layers' has no attribute {name!r}")
+=======
+from layerflow.keras.layers import experimental  # tf.keras.layers.experimental.preprocessing.*
+>>>>>>> h-kprep

@@ -89,6 +89,7 @@ from layerflow._src.keras.layers.spatial_reshaping import (
 )
 
 # isort: split
+<<<<<<< HEAD
 # --- convolution and 3-D pooling layers (h-tfnn) ---
 from layerflow._src.keras.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from layerflow._src.keras.layers.convolutional_extra import (
@@ -127,4 +128,27 @@ from layerflow._src.keras.layers.core_extra import (
     Masking,
     SpectralNormalization,
     ThresholdedReLU,
+=======
+# --- preprocessing layers (h-kprep) ---
+from layerflow._src.keras.layers.preprocessing.image_preprocessing import (
+    CenterCrop,
+    Rescaling,
+    Resizing,
+)
+from layerflow._src.keras.layers.preprocessing.normalization import Normalization
+from layerflow._src.keras.layers.preprocessing.category_encoding import CategoryEncoding
+from layerflow._src.keras.layers.preprocessing.discretization import Discretization
+from layerflow._src.keras.layers.preprocessing.hashing import HashedCrossing, Hashing
+from layerflow._src.keras.layers.preprocessing.integer_lookup import IntegerLookup
+from layerflow._src.keras.layers.preprocessing.image_augmentation import (
+    RandomBrightness,
+    RandomContrast,
+    RandomCrop,
+    RandomFlip,
+    RandomHeight,
+    RandomRotation,
+    RandomTranslation,
+    RandomWidth,
+    RandomZoom,
+>>>>>>> h-kprep
 )
