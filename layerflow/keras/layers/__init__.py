@@ -2,7 +2,7 @@
 
 from layerflow._src.keras.layers import *  # noqa: F403 - the facade re-exports the whole list
 from layerflow._src.keras.layers.layer_serialization import deserialize, serialize
-<<<<<<< HEAD
+from layerflow.keras.layers import experimental  # tf.keras.layers.experimental.preprocessing.*
 
 
 def __getattr__(name):  # noqa: ANN001, ANN202
@@ -14,6 +14,3 @@ def __getattr__(name):  # noqa: ANN001, ANN202
             "CategoryEncoding, Hashing, Discretization) and Concatenate instead."
         )
     raise AttributeError(f"module 'layerflow.keras.layers' has no attribute {name!r}")
-=======
-from layerflow.keras.layers import experimental  # tf.keras.layers.experimental.preprocessing.*
->>>>>>> h-kprep

@@ -89,7 +89,6 @@ from layerflow._src.keras.layers.spatial_reshaping import (
 )
 
 # isort: split
-<<<<<<< HEAD
 # --- convolution and 3-D pooling layers (h-tfnn) ---
 from layerflow._src.keras.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from layerflow._src.keras.layers.convolutional_extra import (
@@ -128,7 +127,9 @@ from layerflow._src.keras.layers.core_extra import (
     Masking,
     SpectralNormalization,
     ThresholdedReLU,
-=======
+)
+
+# isort: split
 # --- preprocessing layers (h-kprep) ---
 from layerflow._src.keras.layers.preprocessing.image_preprocessing import (
     CenterCrop,
@@ -150,5 +151,4 @@ from layerflow._src.keras.layers.preprocessing.image_augmentation import (
     RandomTranslation,
     RandomWidth,
     RandomZoom,
->>>>>>> h-kprep
 )
