@@ -152,3 +152,7 @@ from layerflow._src.keras.layers.preprocessing.image_augmentation import (
     RandomWidth,
     RandomZoom,
 )
+
+# isort: split
+# --- string preprocessing layers (h-ktext) ---
+from layerflow._src.keras.layers.preprocessing.string_lookup import StringLookup
