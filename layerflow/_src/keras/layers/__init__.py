@@ -131,16 +131,9 @@ from layerflow._src.keras.layers.core_extra import (
 
 # isort: split
 # --- preprocessing layers (h-kprep) ---
-from layerflow._src.keras.layers.preprocessing.image_preprocessing import (
-    CenterCrop,
-    Rescaling,
-    Resizing,
-)
-from layerflow._src.keras.layers.preprocessing.normalization import Normalization
 from layerflow._src.keras.layers.preprocessing.category_encoding import CategoryEncoding
 from layerflow._src.keras.layers.preprocessing.discretization import Discretization
 from layerflow._src.keras.layers.preprocessing.hashing import HashedCrossing, Hashing
-from layerflow._src.keras.layers.preprocessing.integer_lookup import IntegerLookup
 from layerflow._src.keras.layers.preprocessing.image_augmentation import (
     RandomBrightness,
     RandomContrast,
@@ -152,7 +145,15 @@ from layerflow._src.keras.layers.preprocessing.image_augmentation import (
     RandomWidth,
     RandomZoom,
 )
+from layerflow._src.keras.layers.preprocessing.image_preprocessing import (
+    CenterCrop,
+    Rescaling,
+    Resizing,
+)
+from layerflow._src.keras.layers.preprocessing.integer_lookup import IntegerLookup
+from layerflow._src.keras.layers.preprocessing.normalization import Normalization
 
 # isort: split
 # --- string preprocessing layers (h-ktext) ---
 from layerflow._src.keras.layers.preprocessing.string_lookup import StringLookup
+from layerflow._src.keras.layers.preprocessing.text_vectorization import TextVectorization
