@@ -21,6 +21,24 @@ from layerflow._src.framework.variables import (
     variable_creator_scope,
 )
 from layerflow._src.function import function, init_scope, inside_function, is_symbolic_tensor
+from layerflow._src.ops.array_extra_ops import (
+    bitcast,
+    broadcast_dynamic_shape,
+    broadcast_static_shape,
+    dynamic_partition,
+    dynamic_stitch,
+    histogram_fixed_width,
+    histogram_fixed_width_bins,
+    parallel_stack,
+    reverse_sequence,
+    shape_n,
+    slice,  # noqa: A004 - TF's name
+    strided_slice,
+    tensor_scatter_nd_max,
+    tensor_scatter_nd_min,
+    unique_with_counts,
+    unravel_index,
+)
 from layerflow._src.ops.array_ops import (
     concat,
     constant,
@@ -98,17 +116,15 @@ from layerflow._src.ops.gather_ops import (
     gather,
     gather_nd,
     one_hot,
-    pad,
-    reverse,
     scatter_nd,
     tensor_scatter_nd_add,
     tensor_scatter_nd_sub,
     tensor_scatter_nd_update,
-    tile,
 )
+from layerflow._src.ops.linalg_eig_ops import eig, eigvals, matrix_square_root
 from layerflow._src.ops.linalg_ops import einsum, tensordot
 from layerflow._src.ops.logging_ops import print_v2 as print  # noqa: A004 - TF's name
-from layerflow._src.ops.manip_ops import meshgrid, repeat, roll, sequence_mask
+from layerflow._src.ops.manip_ops import meshgrid, pad, repeat, reverse, roll, sequence_mask, tile
 from layerflow._src.ops.math_ops import (
     abs,  # noqa: A004 - TF's name
     add,
@@ -150,7 +166,7 @@ from layerflow._src.ops.math_ops import (
     zeros_like,
 )
 from layerflow._src.ops.optional_ops import OptionalSpec
-from layerflow._src.ops.ordering_ops import approx_top_k
+from layerflow._src.ops.ordering_ops import approx_top_k, argsort, sort, unique
 from layerflow._src.ops.py_func_ops import (
     AggregationMethod,
     UnconnectedGradients,
@@ -165,7 +181,6 @@ from layerflow._src.ops.reduce_ops import (
     add_n,
     argmax,
     argmin,
-    argsort,
     clip_by_global_norm,
     clip_by_norm,
     cumsum,
@@ -174,8 +189,6 @@ from layerflow._src.ops.reduce_ops import (
     reduce_any,
     reduce_logsumexp,
     reduce_prod,
-    sort,
-    unique,
 )
 from layerflow._src.ops.segment_ops import searchsorted
 from layerflow._src.ops.stateless_shuffle_ops import index_shuffle as random_index_shuffle

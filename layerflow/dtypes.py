@@ -1,6 +1,7 @@
 """`tf.dtypes`: the DType class, the dtype constants and conversions."""
 
 from layerflow._src.framework.dtypes import (
+    QUANTIZED_DTYPES,
     DType,
     as_dtype,
     complex64,
@@ -14,11 +15,18 @@ from layerflow._src.framework.dtypes import (
     int16,
     int32,
     int64,
+    qint8,
+    qint16,
+    qint32,
+    quint8,
+    quint16,
+    resource,
     string,
     uint8,
     uint16,
     uint32,
     uint64,
+    variant,
 )
 from layerflow._src.framework.dtypes import (
     bool_ as bool,  # noqa: A004 - TF's name
@@ -36,4 +44,8 @@ def __getattr__(name: str):  # noqa: ANN202 - module hook
             return bfloat16_dtype()
         except ImportError as err:
             raise AttributeError(str(err)) from err
+    if name == "experimental":  # float8/int4/... through ml_dtypes, on first use
+        import importlib
+
+        return importlib.import_module("layerflow._dtypes_experimental")
     raise AttributeError(f"module 'layerflow.dtypes' has no attribute {name!r}")

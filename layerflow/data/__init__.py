@@ -7,5 +7,12 @@ from layerflow._src.data.dataset import (
     Dataset,
 )
 from layerflow._src.data.dataset import Iterator_ as Iterator
+from layerflow._src.data.dataset_methods import NumpyIterator
+from layerflow._src.data.options import Options, ThreadingOptions
+from layerflow._src.data.records import (
+    FixedLengthRecordDataset,
+    TFRecordDataset,
+)
 from layerflow._src.data.text_sources import TextLineDataset
+from layerflow._src.data.transforms_extra import DatasetSpec
 from layerflow.data import experimental

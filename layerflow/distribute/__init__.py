@@ -13,23 +13,33 @@ from layerflow._src.distribute.distribute_lib import (
     ReplicaContext,
     Strategy,
     StrategyExtended,
+    experimental_set_strategy,
     get_replica_context,
     get_strategy,
     has_strategy,
     in_cross_replica_context,
 )
-from layerflow._src.distribute.input_lib import InputContext
+from layerflow._src.distribute.input_lib import (
+    DistributedDataset,
+    DistributedIterator,
+    InputContext,
+)
 from layerflow._src.distribute.mirrored import MirroredStrategy
 from layerflow._src.distribute.multi_worker import MultiWorkerMirroredStrategy
+from layerflow._src.distribute.options import InputOptions, InputReplicationMode, RunOptions
 from layerflow._src.distribute.values import DistributedValues
-from layerflow.distribute import experimental
+from layerflow.distribute import cluster_resolver, experimental
 
 __all__ = [
     "AllReduceCrossDeviceOps",
     "CrossDeviceOps",
+    "DistributedDataset",
+    "DistributedIterator",
     "DistributedValues",
     "HierarchicalCopyAllReduce",
     "InputContext",
+    "InputOptions",
+    "InputReplicationMode",
     "MirroredStrategy",
     "MultiWorkerMirroredStrategy",
     "NcclAllReduce",
@@ -37,9 +47,12 @@ __all__ = [
     "ReduceOp",
     "ReductionToOneDevice",
     "ReplicaContext",
+    "RunOptions",
     "Strategy",
     "StrategyExtended",
+    "cluster_resolver",
     "experimental",
+    "experimental_set_strategy",
     "get_replica_context",
     "get_strategy",
     "has_strategy",

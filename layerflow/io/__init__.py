@@ -1,5 +1,6 @@
 """`tf.io`: file and tensor serialization; `save`/`load` of nested tensor structures (no pickle)."""
 
+from layerflow._src.data.records import TFRecordOptions, TFRecordWriter
 from layerflow._src.ops.parsing_ops import decode_base64, decode_csv, decode_raw, encode_base64
 from layerflow._src.saving.io import (
     load,
@@ -12,6 +13,7 @@ from layerflow._src.saving.io import (
 from layerflow._src.saving.weights_file import WeightsFileError
 
 __all__ = [
+    "TFRecordOptions", "TFRecordWriter",
     "WeightsFileError", "load", "parse_tensor", "read_file", "save", "serialize_tensor",
     "write_file",
     "decode_base64", "decode_csv", "decode_raw", "encode_base64",

@@ -2,6 +2,16 @@
 
 from layerflow._src.ops.array_ops import eye
 from layerflow._src.ops.linalg_decomp_ops import eigh, eigvalsh, qr, svd
+from layerflow._src.ops.linalg_eig_ops import eig, eigh_tridiagonal, eigvals, logm, sqrtm
+from layerflow._src.ops.linalg_lu_ops import (
+    banded_triangular_solve,
+    lu,
+    lu_matrix_inverse,
+    lu_reconstruct,
+    lu_solve,
+    tridiagonal_matmul,
+    tridiagonal_solve,
+)
 from layerflow._src.ops.linalg_ops import (
     band_part,
     det,
@@ -36,3 +46,37 @@ from layerflow._src.ops.matrix_structure_ops import (
 )
 from layerflow._src.ops.normalization_ops import l2_normalize, normalize
 from layerflow._src.ops.reduce_ops import global_norm, norm
+
+# The LinearOperator family and `experimental` load on first use (import time stays small).
+_LAZY = {
+    **dict.fromkeys(
+        ["LinearOperator", "LinearOperatorDiag", "LinearOperatorFullMatrix",
+         "LinearOperatorIdentity", "LinearOperatorLowerTriangular",
+         "LinearOperatorScaledIdentity"],
+        "layerflow._src.ops.linear_operator",
+    ),
+    **dict.fromkeys(
+        ["LinearOperatorAdjoint", "LinearOperatorBlockDiag", "LinearOperatorComposition",
+         "LinearOperatorInversion", "LinearOperatorKronecker", "LinearOperatorLowRankUpdate",
+         "LinearOperatorToeplitz", "LinearOperatorZeros"],
+        "layerflow._src.ops.linear_operator_structured",
+    ),
+    **dict.fromkeys(
+        ["LinearOperatorHouseholder", "LinearOperatorPermutation", "LinearOperatorTridiag"],
+        "layerflow._src.ops.linear_operator_special",
+    ),
+    "experimental": None,
+}  # fmt: skip
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module hook
+    if name not in _LAZY:
+        raise AttributeError(f"module 'layerflow.linalg' has no attribute {name!r}")
+    import importlib
+
+    if name == "experimental":
+        value = importlib.import_module("layerflow.linalg.experimental")
+    else:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value

@@ -93,7 +93,7 @@ from layerflow._src.ops.math_ops import (
 )
 from layerflow._src.ops.nn_ops import log_softmax, softmax, softplus, softsign
 from layerflow._src.ops.normalization_ops import l2_normalize
-from layerflow._src.ops.ordering_ops import approx_max_k, approx_min_k
+from layerflow._src.ops.ordering_ops import approx_max_k, approx_min_k, top_k
 from layerflow._src.ops.reduce_ops import (
     add_n,
     argmax,
@@ -107,7 +107,6 @@ from layerflow._src.ops.reduce_ops import (
     reduce_prod,
     reduce_std,
     reduce_variance,
-    top_k,
 )
 from layerflow._src.ops.segment_ops import (
     bincount,

@@ -51,8 +51,7 @@ from layerflow._src.ops.normalization_ops import (
     sufficient_statistics,
     weighted_moments,
 )
-from layerflow._src.ops.ordering_ops import approx_max_k, approx_min_k
-from layerflow._src.ops.reduce_ops import top_k
+from layerflow._src.ops.ordering_ops import approx_max_k, approx_min_k, top_k
 from layerflow._src.ops.segment_ops import in_top_k
 
 # isort: split

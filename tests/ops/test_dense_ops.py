@@ -90,3 +90,48 @@ def test_dense_layer_uses_the_fused_op_and_matches_composed_math():
     mask = (x @ k + bias > 0).astype(np.float32)
     np.testing.assert_allclose(gk.numpy(), x.T @ mask, rtol=1e-6)
     np.testing.assert_allclose(gb.numpy(), mask.sum(0), rtol=1e-6)
+
+
+def _recorded_ops(fn, x):
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = fn(x)
+        names = [node[0].name for node in tape._nodes]
+    return y, names
+
+
+@pytest.mark.parametrize(
+    "activation", ["relu", tf.nn.relu, tf.keras.activations.relu], ids=["str", "nn", "keras"]
+)
+@pytest.mark.parametrize(
+    "shape", [(6, 5), (2, 3, 5), (2, 1, 3, 5)], ids=["rank2", "rank3", "rank4"]
+)
+def test_every_spelling_of_relu_takes_the_fused_op_at_any_rank(activation, shape):
+    layer = tf.keras.layers.Dense(4, activation=activation)
+    x = tf.constant(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+    y, names = _recorded_ops(layer, x)
+    assert names.count("dense") == 1 and "relu" not in names and "add" not in names
+    k, b = layer.kernel.numpy(), layer.bias.numpy()
+    np.testing.assert_allclose(y.numpy(), _np_dense(x.numpy(), k, b, True), rtol=1e-5)
+    assert y.shape == (*shape[:-1], 4)
+
+
+def test_other_activations_and_no_bias_compose_after_the_op():
+    x = tf.constant(np.random.default_rng(1).standard_normal((2, 3, 5)).astype(np.float32))
+    layer = tf.keras.layers.Dense(4, activation="tanh")
+    y, names = _recorded_ops(layer, x)
+    assert names.count("dense") == 1 and "tanh" in names
+    k, b = layer.kernel.numpy(), layer.bias.numpy()
+    np.testing.assert_allclose(y.numpy(), np.tanh(x.numpy() @ k + b), rtol=1e-5)
+    nobias = tf.keras.layers.Dense(4, activation="relu", use_bias=False)
+    y, names = _recorded_ops(nobias, x)
+    np.testing.assert_allclose(
+        y.numpy(), np.maximum(x.numpy() @ nobias.kernel.numpy(), 0), rtol=1e-5
+    )
+
+
+def test_register_fused_activation_rejects_unknown_kinds():
+    from layerflow._src.ops.dense_ops import register_fused_activation
+
+    with pytest.raises(ValueError, match="'relu' or 'linear'"):
+        register_fused_activation(np.tanh, "tanh")

@@ -180,3 +180,50 @@ def test_structure_ops():
         tf.linalg.tensor_diag_part(tf.zeros([2, 3]))
     z = tf.constant([[1 + 1j, 2j], [3.0, 4.0]])
     np.testing.assert_array_equal(tf.linalg.adjoint(z).numpy(), np.conj(z.numpy().T))
+
+
+# --- eig, eigvals, matrix_square_root, logm (ops/linalg_eig_ops.py) -----------------------------
+
+
+def test_eig_matches_numpy_and_tf_dtypes():
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    e, v = tf.linalg.eig(tf.constant(a, tf.float32))
+    assert e.dtype == tf.complex64 and v.dtype == tf.complex64
+    np.testing.assert_allclose(e.numpy(), np.linalg.eigvals(a), rtol=1e-5)
+    # TF's eigenvectors (real LAPACK): [[-0.8246, -0.4160], [0.5658, -0.9094]]
+    np.testing.assert_allclose(v.numpy().real, [[-0.8245648, -0.41597357],
+                                                [0.56576747, -0.90937674]], rtol=1e-5)  # fmt: skip
+    rot = tf.eigvals(tf.constant([[0.0, -1.0], [1.0, 0.0]], tf.float64))
+    assert rot.dtype == tf.complex128
+    np.testing.assert_allclose(sorted(rot.numpy().imag), [-1.0, 1.0])
+
+
+def test_eigvals_gradient_by_finite_differences():
+    w = tf.constant([1.0, -2.0, 0.5], tf.float64)
+
+    def loss(a):
+        e = tf.eigvals(a)
+        return tf.reduce_sum(tf.math.real(e) * w) + tf.reduce_sum(tf.math.imag(e) ** 2)
+
+    check_op(loss, [A[0]], None, dtypes=("float64",), grad_rtol=1e-4, grad_atol=1e-6)
+
+
+def test_matrix_square_root_forward_nan_and_gradient():
+    spd = SPD[0]
+    r = tf.linalg.sqrtm(tf.constant(spd))
+    np.testing.assert_allclose(r.numpy() @ r.numpy(), spd, rtol=1e-8)
+    got = tf.matrix_square_root(tf.constant([[4.0, 1.0], [0.0, 9.0]]))
+    np.testing.assert_allclose(got.numpy(), [[2.0, 0.2], [0.0, 3.0]], rtol=1e-6)
+    assert np.isnan(tf.linalg.sqrtm(tf.constant([[-4.0, 0.0], [0.0, 9.0]])).numpy()).all()
+    check_op(tf.linalg.sqrtm, [SPD], None, dtypes=("float64",), grad_rtol=1e-4)
+    check_second_derivative(tf.linalg.sqrtm, SPD[0], rtol=1e-3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="square"):
+        tf.linalg.sqrtm(tf.zeros([2, 3]))
+
+
+def test_logm_complex_only():
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    m = (SPD[0] / 10).astype(np.complex128)
+    np.testing.assert_allclose(tf.linalg.logm(m).numpy(), scipy_linalg.logm(m), rtol=1e-10)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="complex"):
+        tf.linalg.logm(tf.eye(2))

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.data import structure
+from layerflow._src.data.dataset_methods import DatasetMethods, NumpyIterator
 from layerflow._src.data.plan import INFINITE, UNKNOWN, Plan
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
@@ -67,7 +68,7 @@ class Iterator_:
         return self._dataset.element_spec
 
 
-class Dataset:
+class Dataset(DatasetMethods):
     """A sequence of elements built from tensors and transformed lazily (`tf.data.Dataset`).
 
     >>> import layerflow as tf
@@ -101,15 +102,14 @@ class Dataset:
     def __iter__(self) -> Iterator_:
         return Iterator_(self)
 
-    def as_numpy_iterator(self) -> Iterator[Any]:
+    def as_numpy_iterator(self) -> NumpyIterator:
         """Iterate with NumPy values (arrays, NumPy scalars for rank-0 components).
 
         >>> import layerflow as tf
         >>> list(tf.data.Dataset.range(3).as_numpy_iterator())
         [np.int64(0), np.int64(1), np.int64(2)]
         """
-        for element in self._elements():
-            yield structure.to_numpy(element)
+        return NumpyIterator(self)
 
     @property
     def element_spec(self) -> Any:
@@ -363,4 +363,4 @@ class Dataset:
 
 
 # The node modules subclass Dataset: the import cycle of the module docstring.
-from layerflow._src.data import batching, sources, transforms  # noqa: E402
+from layerflow._src.data import batching, sources, transforms, transforms_extra  # noqa: E402, F401

@@ -2,7 +2,8 @@
 
 All three give the same numbers (up to summation order). NCCL runs only when every device is a
 whole GPU (not a logical split of one) and CuPy's NCCL bindings are present; otherwise it falls
-back to reducing on one device, with TF's warning.
+back to reducing on one device, with TF's warning. This module decides; the NCCL call itself is
+`backend.collectives` (nothing here knows CuPy).
 
 Import cycle: TF's public `CrossDeviceOps.reduce` is `distribute_lib.reduce_to`, which needs the
 distributed value types that `distribute_lib` builds on this module, so `reduce` imports it when
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from layerflow._src import backend
+from layerflow._src.backend import collectives
 from layerflow._src.framework.tensor import Tensor
 
 _log = logging.getLogger("layerflow")
@@ -131,7 +133,7 @@ class NcclAllReduce(AllReduceCrossDeviceOps):
     def __init__(self, num_packs: int = 1) -> None:
         super().__init__(num_packs)
         self._fallback = ReductionToOneDevice()
-        self._comms: dict[tuple[int, ...], Any] = {}
+        self._all_reduce = collectives.NcclAllReduce()
         self._warned = False
 
     def reduce_arrays(
@@ -152,35 +154,7 @@ class NcclAllReduce(AllReduceCrossDeviceOps):
     def _nccl(
         self, reduce_op: str, arrays: Sequence[Any], devices: Sequence[backend.Device]
     ) -> list:
-        xp = devices[0].xp
-        nccl = xp.cuda.nccl
-        key = tuple(d.physical_index for d in devices)
-        comms = self._comms.get(key)
-        if comms is None:
-            comms = self._comms[key] = nccl.NcclCommunicator.initAll(list(key))
-        kind = {
-            "float16": nccl.NCCL_FLOAT16,
-            "float32": nccl.NCCL_FLOAT32,
-            "float64": nccl.NCCL_FLOAT64,
-            "int32": nccl.NCCL_INT32,
-            "int64": nccl.NCCL_INT64,
-        }[arrays[0].dtype.name]
-        outs = []
-        nccl.groupStart()
-        for comm, arr, dev in zip(comms, arrays, devices):
-            with xp.cuda.Device(dev.physical_index):
-                src = xp.ascontiguousarray(arr)
-                out = xp.empty_like(src)
-                comm.allReduce(
-                    src.data.ptr,
-                    out.data.ptr,
-                    src.size,
-                    kind,
-                    nccl.NCCL_SUM,
-                    xp.cuda.get_current_stream().ptr,
-                )
-                outs.append(out)
-        nccl.groupEnd()
+        outs = self._all_reduce.all_reduce_sum(arrays, devices)
         return [_finish(reduce_op, o, len(arrays)) for o in outs]
 
 
@@ -200,11 +174,7 @@ def _nccl_refusal(devices: Sequence[backend.Device]) -> str | None:
     physical = [d.physical_index for d in devices]
     if len(set(physical)) != len(physical):
         return VIRTUAL_GPU_WARNING
-    try:
-        available = bool(devices[0].xp.cuda.nccl.available)
-    except AttributeError:
-        available = False
-    return None if available else _NO_NCCL_WARNING
+    return None if collectives.nccl_available(devices) else _NO_NCCL_WARNING
 
 
 def _nccl_usable(devices: Sequence[backend.Device]) -> bool:

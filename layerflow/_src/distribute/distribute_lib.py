@@ -16,6 +16,7 @@ from layerflow._src import backend
 from layerflow._src.distribute import context
 from layerflow._src.distribute.context import Entry
 from layerflow._src.distribute.cross_device_ops import CrossDeviceOps, ReductionToOneDevice
+from layerflow._src.distribute.options import RunOptions
 from layerflow._src.distribute.reduction import (  # noqa: F401 - re-exported
     ReduceOp,
     _destination_devices,
@@ -24,6 +25,7 @@ from layerflow._src.distribute.reduction import (  # noqa: F401 - re-exported
     reduce_to,
     resolve_device,
 )
+from layerflow._src.distribute.strategy_compat import StrategyCompatMixin
 from layerflow._src.distribute.values import (
     DistributedValues,
     Mirrored,
@@ -55,6 +57,28 @@ def has_strategy() -> bool:
     """Whether a non-default strategy's scope (or `run`) is active."""
     entry = context.top()
     return entry is not None and entry.strategy is not _default_strategy()
+
+
+_GLOBAL_SCOPE: list[Any] = []
+
+
+def experimental_set_strategy(strategy: Strategy | None) -> None:
+    """Make `strategy` current without a `with strategy.scope()` block (None: undo it).
+
+    >>> s = OneDeviceStrategy("/cpu:0")
+    >>> experimental_set_strategy(s); get_strategy() is s
+    True
+    >>> experimental_set_strategy(None); get_strategy() is s
+    False
+    """
+    if _GLOBAL_SCOPE:
+        _GLOBAL_SCOPE.pop().__exit__(None, None, None)
+    if has_strategy():
+        raise RuntimeError("Must not be called inside a `tf.distribute.Strategy` scope.")
+    if strategy is not None:
+        scope = strategy.scope()
+        scope.__enter__()
+        _GLOBAL_SCOPE.append(scope)
 
 
 def in_cross_replica_context() -> bool:
@@ -207,6 +231,33 @@ class StrategyExtended:
         self._created[id(v)] = v
         return v
 
+    def colocate_vars_with(self, colocate_with_variable: Any) -> Any:
+        """A scope (inside `strategy.scope()`) whose new variables are placed on the same
+        device(s) as `colocate_with_variable`."""
+        entry = context.top()
+        if entry is None or entry.strategy is not self._container:
+            raise ValueError(
+                "colocate_vars_with() must be used inside `with strategy.scope()` of "
+                f"{self._container!r}."
+            )
+        if not self.variable_created_in_scope(colocate_with_variable):
+            raise ValueError(
+                f"colocate_vars_with: {getattr(colocate_with_variable, 'name', '?')!r} was not "
+                "created in this strategy's scope; colocate only with its own variables."
+            )
+        target = colocate_with_variable
+        device = target.values[0]._device if isinstance(target, MirroredVariable) else None
+        device = device or getattr(target, "_device", None)
+
+        def creator(next_creator: Callable[..., Any], **kwargs: Any) -> Any:
+            # Mirrored variables are on every device already; others follow the variable.
+            if isinstance(target, MirroredVariable) or device is None:
+                return next_creator(**kwargs)
+            with backend.device_scope(device):
+                return next_creator(**kwargs)
+
+        return variable_creator_scope(creator)
+
     # --- running replicas -------------------------------------------------------------------
     def _replica_scope(self, index: int, ctx: ReplicaContext) -> contextlib.ExitStack:
         stack = contextlib.ExitStack()
@@ -263,6 +314,10 @@ class StrategyExtended:
         multi-worker strategies check that the workers agree."""
         return has_next
 
+    def _first_replica_value(self, value: Tensor) -> Tensor:
+        """The first replica's value (ONLY_FIRST_REPLICA); across processes, rank 0's."""
+        return value
+
     def _sum_over_workers(self, count: int) -> int:
         """`count` summed over the processes of the strategy (one process: `count`)."""
         return count
@@ -313,7 +368,7 @@ class StrategyExtended:
 # --- strategies -------------------------------------------------------------------------------
 
 
-class Strategy:
+class Strategy(StrategyCompatMixin):
     """Base of the distribution strategies (`tf.distribute.Strategy`)."""
 
     def __init__(self, extended: StrategyExtended) -> None:
@@ -360,6 +415,11 @@ class Strategy:
         2
         """
         self._require_cross_replica("run")
+        if options is not None and not isinstance(options, RunOptions):
+            raise TypeError(
+                f"strategy.run(options=...) takes a tf.distribute.RunOptions, got "
+                f"{type(options).__name__}."
+            )
         with self.scope():
             return self._extended._call_for_each_replica(fn, tuple(args), kwargs or {})
 
@@ -415,7 +475,7 @@ class Strategy:
         """Split every global batch of `dataset` (any iterable of batches) across replicas."""
         from layerflow._src.distribute.input_lib import DistributedDataset
 
-        return DistributedDataset(self, dataset)
+        return DistributedDataset(self, dataset, options)
 
     def distribute_datasets_from_function(
         self, dataset_fn: Callable[..., Any], options: Any = None
@@ -423,7 +483,7 @@ class Strategy:
         """Each replica takes its own batches from the dataset `dataset_fn(input_context)`."""
         from layerflow._src.distribute.input_lib import DatasetsFromFunction
 
-        return DatasetsFromFunction(self, dataset_fn)
+        return DatasetsFromFunction(self, dataset_fn, options)
 
     experimental_distribute_datasets_from_function = distribute_datasets_from_function
 
@@ -505,6 +565,9 @@ class _DefaultStrategy(Strategy):
 
     def __init__(self) -> None:
         super().__init__(_DefaultExtended(self))
+
+    def __deepcopy__(self, memo: dict) -> Strategy:
+        raise RuntimeError("Should only create a single instance of _DefaultDistributionStrategy")
 
 
 _DEFAULT: list[Strategy] = []

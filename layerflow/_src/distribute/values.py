@@ -217,8 +217,8 @@ class MirroredVariable(Variable):
     def _merge_in_replica(self, what: str, value: Any, apply: Callable[[Any], Any]) -> None:
         if self.aggregation == VariableAggregation.NONE:
             raise ValueError(
-                f"Cannot {what} MirroredVariable '{self._name}' inside strategy.run: each replica "
-                "would write a different value. Create the variable with an aggregation "
+                f"Cannot {what} {type(self).__name__} '{self._name}' inside strategy.run: each "
+                "replica would write a different value. Create the variable with an aggregation "
                 "(tf.Variable(..., aggregation=tf.VariableAggregation.MEAN or SUM or "
                 "ONLY_FIRST_REPLICA)), or update it outside strategy.run, or all-reduce the "
                 "update first and apply it in a merge_call."
@@ -230,7 +230,7 @@ class MirroredVariable(Variable):
             parts = list(merged.values) if isinstance(merged, DistributedValues) else [merged]
             ext = strategy.extended
             # One value for all local replicas (regroup collapsed identical objects): expand.
-            parts = [_as_tensor(p, self) for p in parts] * (len(self._devices) // len(parts))
+            parts = [_as_tensor(p, self) for p in parts] * (len(ext._devices) // len(parts))
             if aggregation == VariableAggregation.ONLY_FIRST_REPLICA:
                 combined = ext._first_replica_value(parts[0])
             else:

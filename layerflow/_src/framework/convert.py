@@ -121,7 +121,7 @@ def host_array(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
             arr = _string_array(arr)
         elif kind == "O":
             arr = _numbers_array(arr)
-        elif kind not in "biufc" and arr.dtype.name != "bfloat16":
+        elif kind not in "biufc" and arr.dtype.name not in dtypes.ML_DTYPES:
             raise ValueError(
                 f"Cannot convert a NumPy array of dtype {arr.dtype} to a tensor: tensors hold "
                 "numbers, bools or strings."
@@ -225,7 +225,7 @@ def _python_dtype(arr: np.ndarray) -> np.dtype:
 
 def _cast_checked(arr: np.ndarray, dtype: dtypes.DType, value: Any) -> np.ndarray:
     """`arr` as `dtype`, the way TF converts constants: never float -> int or number -> bool."""
-    src = "f" if arr.dtype.name == "bfloat16" else arr.dtype.kind
+    src = dtypes.ML_DTYPES.get(arr.dtype.name, arr.dtype.kind)
     dst = dtype.kind
     if src == dst == "f" or arr.dtype == dtype.np:
         return arr.astype(dtype.np, copy=False)
@@ -237,8 +237,7 @@ def _cast_checked(arr: np.ndarray, dtype: dtypes.DType, value: Any) -> np.ndarra
             "convert explicitly."
         )
     if src in "iu" and dst in "iu" and arr.size:
-        info = np.iinfo(dtype.np)
-        if arr.max() > info.max or arr.min() < info.min:
+        if arr.max() > dtype.max or arr.min() < dtype.min:
             raise ValueError(f"{_short(value)} is out of range for dtype {dtype.name}.")
     return arr.astype(dtype.np)
 

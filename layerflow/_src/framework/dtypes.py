@@ -66,11 +66,11 @@ class DType:
 
     @property
     def min(self) -> Any:
-        return _finfo(self).min if self.is_floating else np.iinfo(self.np).min
+        return _finfo(self).min if self.is_floating else _iinfo(self).min
 
     @property
     def max(self) -> Any:
-        return _finfo(self).max if self.is_floating else np.iinfo(self.np).max
+        return _finfo(self).max if self.is_floating else _iinfo(self).max
 
     @property
     def as_datatype_enum(self) -> int:
@@ -82,7 +82,7 @@ class DType:
 
     @property
     def is_quantized(self) -> bool:
-        return False  # the quantized dtypes (qint8, ...) are not provided
+        return False  # only the _OpaqueDType constants qint8, quint8, ... are quantized
 
     @property
     def is_numpy_compatible(self) -> bool:
@@ -181,7 +181,11 @@ _ALL = [
 # TF's DataType enum (tensorflow/core/framework/types.proto).
 _ENUM = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6, "string": 7,
          "complex64": 8, "int64": 9, "bool": 10, "bfloat16": 14, "uint16": 17, "complex128": 18,
-         "float16": 19, "uint32": 22, "uint64": 23}  # fmt: skip
+         "float16": 19, "uint32": 22, "uint64": 23,
+         "qint8": 11, "quint8": 12, "qint32": 13, "qint16": 15, "quint16": 16, "resource": 20,
+         "variant": 21, "float8_e5m2": 24, "float8_e4m3fn": 25, "float8_e4m3fnuz": 26,
+         "float8_e4m3b11fnuz": 27, "float8_e5m2fnuz": 28, "int4": 29, "uint4": 30, "int2": 31,
+         "uint2": 32, "float4_e2m1fn": 33}  # fmt: skip
 # TF's `dtype_range` table behind `DType.limits` (no entry: float16, complex, string, bfloat16).
 _LIMITS: dict[str, tuple[Any, Any]] = {
     "bool": (False, True), "float32": (-1, 1), "float64": (-1, 1),
@@ -196,11 +200,53 @@ _BY_NP[np.dtype(np.bytes_)] = string
 
 
 def _finfo(dt: DType) -> Any:
-    if dt.name == "bfloat16":
+    if dt.name in ML_DTYPES:
         import ml_dtypes
 
         return ml_dtypes.finfo(dt.np)
     return np.finfo(dt.np)
+
+
+def _iinfo(dt: DType) -> Any:
+    if dt.name in ML_DTYPES:
+        import ml_dtypes
+
+        return ml_dtypes.iinfo(dt.np)
+    return np.iinfo(dt.np)
+
+
+# The dtypes NumPy lacks, stored with `ml_dtypes` (the package TF and JAX use), by the kind
+# they have in TF (NumPy reports most of them as 'V'). Imported on first use.
+ML_DTYPES = {
+    "bfloat16": "f", "float8_e4m3fn": "f", "float8_e5m2": "f", "float8_e4m3fnuz": "f",
+    "float8_e5m2fnuz": "f", "float8_e4m3b11fnuz": "f", "float4_e2m1fn": "f",
+    "int4": "i", "uint4": "u", "int2": "i", "uint2": "u",
+}  # fmt: skip
+
+
+def ml_dtype(name: str) -> DType:
+    """The DType `name` of `ML_DTYPES` (`tf.bfloat16`, `tf.dtypes.experimental.float8_e4m3fn`,
+    `int4`, ...), created on first use; casts round as `ml_dtypes` does (to nearest even).
+
+    >>> ml_dtype("float8_e4m3fn").max, ml_dtype("int4").min  # doctest: +SKIP
+    (448.0, -8)
+    """
+    found = _BY_NAME.get(name)
+    if found is not None:
+        return found
+    try:
+        import ml_dtypes
+    except ImportError as err:
+        raise ImportError(
+            f"tf.{name} needs the ml_dtypes package (the NumPy dtypes TF and JAX use for "
+            "bfloat16, float8, int4, ...), which is not installed. Install it with "
+            "`pip install ml_dtypes` (or `pip install layerflow[bfloat16]`)."
+        ) from err
+    dt = DType(name, getattr(ml_dtypes, name), kind=ML_DTYPES[name])
+    _ALL.append(dt)
+    _BY_NAME[name] = dt
+    _BY_NP[dt.np] = dt
+    return dt
 
 
 def bfloat16_dtype() -> DType:
@@ -210,22 +256,85 @@ def bfloat16_dtype() -> DType:
     >>> bfloat16_dtype().is_floating, bfloat16_dtype().size  # doctest: +SKIP
     (True, 2)
     """
-    found = _BY_NAME.get("bfloat16")
-    if found is not None:
-        return found
-    try:
-        import ml_dtypes
-    except ImportError as err:
-        raise ImportError(
-            "tf.bfloat16 needs the ml_dtypes package (the bfloat16 NumPy dtype TF and JAX use), "
-            "which is not installed. Install it with `pip install ml_dtypes` (or "
-            "`pip install layerflow[bfloat16]`)."
-        ) from err
-    dt = DType("bfloat16", ml_dtypes.bfloat16, kind="f")
-    _ALL.append(dt)
-    _BY_NAME["bfloat16"] = dt
-    _BY_NP[dt.np] = dt
-    return dt
+    return ml_dtype("bfloat16")
+
+
+class _OpaqueDType(DType):
+    """A dtype TF defines that carries no arithmetic here: the quantized dtypes (qint8, ...)
+    and the handle dtypes (resource, variant). They can be named, compared, converted with
+    `tf.as_dtype` and asked `as_datatype_enum`/`is_quantized`/`size`, but no tensor or
+    variable of them can be made: every op needs `dtype.np`, which raises and says why."""
+
+    __slots__ = ("_size", "_numpy")
+
+    def __init__(self, name: str, size: int, numpy_dtype: Any = None) -> None:
+        self.name = name
+        self._hash = hash(name)
+        self.kind = "q" if numpy_dtype is not None else "r"
+        self._size = size
+        # TF's NumPy stand-in for a quantized dtype: a one-field structured dtype.
+        self._numpy = numpy_dtype
+
+    @property
+    def np(self) -> Any:  # type: ignore[override]
+        if self.is_quantized:
+            why = (
+                "a quantized dtype: no op here computes with quantized values, so tensors and "
+                "variables of it cannot be made. Keep the integer values in tf.int8/uint8/"
+                "int16/uint16/int32 with their scale and zero point"
+            )
+        else:
+            why = (
+                "a handle dtype of TF's runtime (resource handles, variants): it holds no "
+                "numbers, so tensors and variables of it cannot be made"
+            )
+        raise TypeError(f"tf.{self.name} is {why}.")
+
+    @property
+    def as_numpy_dtype(self) -> Any:
+        # TF gives the structured NumPy dtype itself (its `.type` would be np.void).
+        if self._numpy is None:
+            raise TypeError(f"tf.{self.name} has no NumPy equivalent.")
+        return np.dtype(self._numpy)
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def is_quantized(self) -> bool:
+        return self.kind == "q"
+
+    @property
+    def is_numpy_compatible(self) -> bool:
+        return self.is_quantized
+
+    @property
+    def min(self) -> Any:
+        kind = " with quantized type" if self.is_quantized else ""
+        raise TypeError(f"Cannot find minimum value of {self}{kind}.")
+
+    @property
+    def max(self) -> Any:
+        kind = " with quantized type" if self.is_quantized else ""
+        raise TypeError(f"Cannot find maximum value of {self}{kind}.")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return as_dtype, (self.name,)
+
+
+qint8 = _OpaqueDType("qint8", 1, [("qint8", "i1")])
+quint8 = _OpaqueDType("quint8", 1, [("quint8", "u1")])
+qint16 = _OpaqueDType("qint16", 2, [("qint16", "<i2")])
+quint16 = _OpaqueDType("quint16", 2, [("quint16", "<u2")])
+qint32 = _OpaqueDType("qint32", 4, [("qint32", "<i4")])
+resource = _OpaqueDType("resource", 0)
+variant = _OpaqueDType("variant", 0)
+QUANTIZED_DTYPES = frozenset({qint8, quint8, qint16, quint16, qint32})
+for _dt in (qint8, quint8, qint16, quint16, qint32, resource, variant):
+    _BY_NAME[_dt.name] = _dt
+    if _dt._numpy is not None:
+        _BY_NP[np.dtype(_dt._numpy)] = _dt
 
 
 def as_dtype(value: Any) -> DType:
@@ -236,8 +345,8 @@ def as_dtype(value: Any) -> DType:
         found = _BY_NAME.get(value)
         if found is not None:
             return found
-        if value == "bfloat16":
-            return bfloat16_dtype()
+        if value in ML_DTYPES:
+            return ml_dtype(value)
     else:
         dtype = getattr(value, "dtype", None)
         if isinstance(dtype, DType):
@@ -250,8 +359,8 @@ def as_dtype(value: Any) -> DType:
             found = _BY_NP.get(npd)
             if found is None and npd.kind in "US":
                 found = string
-            if found is None and npd.name == "bfloat16":
-                found = bfloat16_dtype()
+            if found is None and npd.name in ML_DTYPES:
+                found = ml_dtype(npd.name)
             if found is not None:
                 return found
     raise TypeError(

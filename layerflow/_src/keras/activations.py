@@ -12,7 +12,7 @@ from typing import Any
 
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import TensorLike
-from layerflow._src.ops import array_ops, elementwise_ops, math_ops, nn_ops
+from layerflow._src.ops import array_ops, dense_ops, elementwise_ops, math_ops, nn_ops
 
 from . import serialization
 
@@ -222,6 +222,11 @@ def mish(x: Any) -> Any:
     """
     x = _t(x)
     return x * math_ops.tanh(softplus(x))
+
+
+# Dense's op fuses these (`dense_ops.dense`): relu with its defaults is tf.nn.relu.
+dense_ops.register_fused_activation(relu, "relu")
+dense_ops.register_fused_activation(linear, "linear")
 
 
 _ACTIVATIONS: dict[str, Callable[..., Any]] = {

@@ -22,7 +22,7 @@ from layerflow._src.ops import conv_kernels as _k
 from layerflow._src.ops.array_ops import stack, transpose
 from layerflow._src.ops.compare_ops import zeros_like
 from layerflow._src.ops.conv_ops import conv2d, conv2d_transpose
-from layerflow._src.ops.gather_ops import pad
+from layerflow._src.ops.manip_ops import pad
 from layerflow._src.ops.math_ops import _as_tensor, maximum, reshape
 from layerflow._src.ops.pool_ops import avg_pool2d, max_pool2d
 

@@ -1,5 +1,5 @@
 """Indexing ops: gather, gather_nd, scatter_nd, tensor_scatter_nd_*, embedding_lookup,
-boolean_mask, one_hot, tile, pad, reverse.
+boolean_mask, one_hot (tile, pad and reverse are layout ops: `manip_ops`).
 
 Indices are checked as TF's CPU kernels check them: an index out of range is an
 InvalidArgumentError naming the op, the index and the valid range, never a silent wrap.
@@ -18,8 +18,8 @@ from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import as_int
 from layerflow._src.framework.tensor import Tensor, TensorLike
-from layerflow._src.ops.array_ops import _getitem, _shape_tuple, concat
-from layerflow._src.ops.math_ops import _as_tensor, _norm_axis, reduce_sum, reshape, zeros_like
+from layerflow._src.ops.array_ops import _shape_tuple, concat
+from layerflow._src.ops.math_ops import _as_tensor, _norm_axis, reshape, zeros_like
 from layerflow._src.ops.reduce_ops import clip_by_norm
 
 
@@ -370,112 +370,3 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
 
 def _host_value(v: Any) -> Any:
     return backend.to_host(v._data) if isinstance(v, TensorLike) else v
-
-
-# --- tile, pad, reverse ---------------------------------------------------------------------------
-
-
-@op("tile")
-def _tile(xp: Any, x: Any, multiples: tuple[int, ...]) -> Any:
-    return xp.tile(x, multiples)
-
-
-@_tile.grad
-def _(dy: Any, out: Any, x: Any, multiples: tuple[int, ...]) -> Any:
-    # Each output axis of size m*d is (m, d): sum over the m axes.
-    shape = tuple(x._data.shape)
-    split = [s for pair in zip(multiples, shape) for s in pair]
-    return reduce_sum(reshape(dy, split), tuple(range(0, 2 * len(shape), 2)))
-
-
-def tile(input: Any, multiples: Any, name: str | None = None) -> Any:  # noqa: A002
-    """Repeat `input` `multiples[i]` times along axis i.
-
-    >>> import layerflow as tf
-    >>> tf.tile([[1, 2]], [2, 2]).numpy()
-    array([[1, 2, 1, 2],
-           [1, 2, 1, 2]], dtype=int32)
-    """
-    x = _as_tensor(input)
-    mult = _shape_tuple(multiples, "tile", "multiples")
-    if len(mult) != x._data.ndim:
-        raise errors.InvalidArgumentError(
-            None,
-            "tile",
-            f"tile: multiples has {len(mult)} entries but the input has rank {x._data.ndim} "
-            f"(shape {x.shape}); give one multiple per axis.",
-        )
-    return _tile(x, mult)
-
-
-@op("pad")
-def _pad(xp: Any, x: Any, paddings: tuple[tuple[int, int], ...], value: Any) -> Any:
-    return xp.pad(x, paddings, mode="constant", constant_values=value)
-
-
-@_pad.grad
-def _(dy: Any, out: Any, x: Any, paddings: Any, value: Any) -> Any:
-    key = tuple(slice(b, b + d) for (b, _), d in zip(paddings, x._data.shape))
-    return _getitem(dy, key)
-
-
-def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0,
-        name: str | None = None) -> Any:  # fmt: skip
-    """Pad `tensor` with `paddings[i] = [before, after]` along axis i; mode CONSTANT, REFLECT
-    or SYMMETRIC.
-
-    >>> import layerflow as tf
-    >>> tf.pad([[1, 2]], [[1, 0], [0, 1]]).numpy()
-    array([[0, 0, 0],
-           [1, 2, 0]], dtype=int32)
-    """
-    x = _as_tensor(tensor)
-    p = _host_value(paddings)
-    if np.asarray(p).size and np.asarray(p).dtype.kind not in "iu":
-        raise TypeError(f"pad: paddings must be integers, got {p!r}.")
-    try:
-        pairs = tuple((int(a), int(b)) for a, b in np.asarray(p).reshape(-1, 2))
-    except ValueError:
-        raise ValueError(f"pad: paddings must have shape [rank, 2], got {p!r}.") from None
-    if len(pairs) != x._data.ndim or any(a < 0 or b < 0 for a, b in pairs):
-        raise errors.InvalidArgumentError(
-            None,
-            "pad",
-            f"pad: paddings must be [rank={x._data.ndim}, 2] non-negative values, got "
-            f"{[list(q) for q in pairs]}.",
-        )
-    mode = mode.upper()
-    if mode == "CONSTANT":
-        return _pad(x, pairs, _host_value(constant_values))
-    if mode not in ("REFLECT", "SYMMETRIC"):
-        raise ValueError(f"pad: mode must be CONSTANT, REFLECT or SYMMETRIC, got {mode!r}.")
-    # Reflection is a gather per axis, so its gradient comes from gather's.
-    out = x
-    for axis, (before, after) in enumerate(pairs):
-        n = x._data.shape[axis]
-        limit = n - 1 if mode == "REFLECT" else n
-        if before > limit or after > limit:
-            raise errors.InvalidArgumentError(
-                None, "pad", f"pad: {mode} paddings must be at most {limit} for axis {axis} "
-                f"of size {n}, got {[before, after]}.",
-            )  # fmt: skip
-        if before or after:
-            idx = np.pad(np.arange(n), (before, after), mode=mode.lower()).astype(np.int64)
-            out = _gather(out, Tensor(x._device.xp.asarray(idx), x._device), axis)
-    return out
-
-
-@op("reverse", may_alias=True)
-def _reverse(xp: Any, x: Any, axes: tuple[int, ...]) -> Any:
-    return xp.flip(x, axes)
-
-
-@_reverse.grad
-def _(dy: Any, out: Any, x: Any, axes: tuple[int, ...]) -> Any:
-    return _reverse(dy, axes)
-
-
-def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
-    """`tensor` with the order of elements along each axis in `axis` reversed."""
-    x = _as_tensor(tensor)
-    return _reverse(x, _norm_axis(axis, x._data.ndim, "reverse"))

@@ -12,8 +12,9 @@ import numpy as np
 
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.array_ops import _shape_tuple
-from layerflow._src.ops.gather_ops import _gather, pad
+from layerflow._src.ops.gather_ops import _gather
 from layerflow._src.ops.image_resize_ops import resize_axis_by_matrix
+from layerflow._src.ops.manip_ops import pad
 from layerflow._src.ops.math_ops import _as_tensor, add, cast, multiply
 
 

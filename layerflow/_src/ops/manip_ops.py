@@ -1,4 +1,4 @@
-"""Layout ops the book's later chapters use: meshgrid, repeat, roll and sequence_mask.
+"""Layout ops: tile, pad, reverse, meshgrid, repeat, roll and sequence_mask.
 
 meshgrid and repeat are composed (reshape + broadcast_to, gather), so their gradients come from
 those ops; roll is one op whose gradient is the opposite roll.
@@ -15,8 +15,9 @@ from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import op
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
-from layerflow._src.ops.gather_ops import _gather
-from layerflow._src.ops.math_ops import _as_tensor, _norm_axis, broadcast_to, reshape
+from layerflow._src.ops.array_ops import _getitem, _shape_tuple
+from layerflow._src.ops.gather_ops import _gather, _host_value
+from layerflow._src.ops.math_ops import _as_tensor, _norm_axis, broadcast_to, reduce_sum, reshape
 
 
 def _host_ints(value: Any, opname: str, what: str) -> np.ndarray:
@@ -176,3 +177,112 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = "bool",
 
 
 __all__ = ["meshgrid", "repeat", "roll", "sequence_mask"]
+
+
+# --- tile, pad, reverse ---------------------------------------------------------------------------
+
+
+@op("tile")
+def _tile(xp: Any, x: Any, multiples: tuple[int, ...]) -> Any:
+    return xp.tile(x, multiples)
+
+
+@_tile.grad
+def _(dy: Any, out: Any, x: Any, multiples: tuple[int, ...]) -> Any:
+    # Each output axis of size m*d is (m, d): sum over the m axes.
+    shape = tuple(x._data.shape)
+    split = [s for pair in zip(multiples, shape) for s in pair]
+    return reduce_sum(reshape(dy, split), tuple(range(0, 2 * len(shape), 2)))
+
+
+def tile(input: Any, multiples: Any, name: str | None = None) -> Any:  # noqa: A002
+    """Repeat `input` `multiples[i]` times along axis i.
+
+    >>> import layerflow as tf
+    >>> tf.tile([[1, 2]], [2, 2]).numpy()
+    array([[1, 2, 1, 2],
+           [1, 2, 1, 2]], dtype=int32)
+    """
+    x = _as_tensor(input)
+    mult = _shape_tuple(multiples, "tile", "multiples")
+    if len(mult) != x._data.ndim:
+        raise errors.InvalidArgumentError(
+            None,
+            "tile",
+            f"tile: multiples has {len(mult)} entries but the input has rank {x._data.ndim} "
+            f"(shape {x.shape}); give one multiple per axis.",
+        )
+    return _tile(x, mult)
+
+
+@op("pad")
+def _pad(xp: Any, x: Any, paddings: tuple[tuple[int, int], ...], value: Any) -> Any:
+    return xp.pad(x, paddings, mode="constant", constant_values=value)
+
+
+@_pad.grad
+def _(dy: Any, out: Any, x: Any, paddings: Any, value: Any) -> Any:
+    key = tuple(slice(b, b + d) for (b, _), d in zip(paddings, x._data.shape))
+    return _getitem(dy, key)
+
+
+def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0,
+        name: str | None = None) -> Any:  # fmt: skip
+    """Pad `tensor` with `paddings[i] = [before, after]` along axis i; mode CONSTANT, REFLECT
+    or SYMMETRIC.
+
+    >>> import layerflow as tf
+    >>> tf.pad([[1, 2]], [[1, 0], [0, 1]]).numpy()
+    array([[0, 0, 0],
+           [1, 2, 0]], dtype=int32)
+    """
+    x = _as_tensor(tensor)
+    p = _host_value(paddings)
+    if np.asarray(p).size and np.asarray(p).dtype.kind not in "iu":
+        raise TypeError(f"pad: paddings must be integers, got {p!r}.")
+    try:
+        pairs = tuple((int(a), int(b)) for a, b in np.asarray(p).reshape(-1, 2))
+    except ValueError:
+        raise ValueError(f"pad: paddings must have shape [rank, 2], got {p!r}.") from None
+    if len(pairs) != x._data.ndim or any(a < 0 or b < 0 for a, b in pairs):
+        raise errors.InvalidArgumentError(
+            None,
+            "pad",
+            f"pad: paddings must be [rank={x._data.ndim}, 2] non-negative values, got "
+            f"{[list(q) for q in pairs]}.",
+        )
+    mode = mode.upper()
+    if mode == "CONSTANT":
+        return _pad(x, pairs, _host_value(constant_values))
+    if mode not in ("REFLECT", "SYMMETRIC"):
+        raise ValueError(f"pad: mode must be CONSTANT, REFLECT or SYMMETRIC, got {mode!r}.")
+    # Reflection is a gather per axis, so its gradient comes from gather's.
+    out = x
+    for axis, (before, after) in enumerate(pairs):
+        n = x._data.shape[axis]
+        limit = n - 1 if mode == "REFLECT" else n
+        if before > limit or after > limit:
+            raise errors.InvalidArgumentError(
+                None, "pad", f"pad: {mode} paddings must be at most {limit} for axis {axis} "
+                f"of size {n}, got {[before, after]}.",
+            )  # fmt: skip
+        if before or after:
+            idx = np.pad(np.arange(n), (before, after), mode=mode.lower()).astype(np.int64)
+            out = _gather(out, Tensor(x._device.xp.asarray(idx), x._device), axis)
+    return out
+
+
+@op("reverse", may_alias=True)
+def _reverse(xp: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    return xp.flip(x, axes)
+
+
+@_reverse.grad
+def _(dy: Any, out: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    return _reverse(dy, axes)
+
+
+def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:
+    """`tensor` with the order of elements along each axis in `axis` reversed."""
+    x = _as_tensor(tensor)
+    return _reverse(x, _norm_axis(axis, x._data.ndim, "reverse"))

@@ -11,7 +11,7 @@ from typing import Any
 from layerflow._src.framework import errors
 from layerflow._src.ops.array_ops import squeeze, stop_gradient
 from layerflow._src.ops.elementwise_ops import rsqrt
-from layerflow._src.ops.gather_ops import pad
+from layerflow._src.ops.manip_ops import pad
 from layerflow._src.ops.math_ops import (
     _as_tensor,
     _norm_axis,

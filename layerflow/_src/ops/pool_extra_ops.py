@@ -19,7 +19,7 @@ from layerflow._src.framework import dtypes, errors
 from layerflow._src.ops import conv_kernels as _k
 from layerflow._src.ops import random_ops
 from layerflow._src.ops.array_ops import concat, constant, stack
-from layerflow._src.ops.gather_ops import pad, reverse
+from layerflow._src.ops.manip_ops import pad, reverse
 from layerflow._src.ops.math_ops import _as_tensor, maximum, reduce_max, reduce_mean, reshape
 from layerflow._src.ops.pool_ops import max_pool2d
 

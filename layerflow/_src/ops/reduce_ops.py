@@ -1,15 +1,15 @@
-"""Reductions beyond sum/mean/max/min, scans, norms and clipping by norm, sorting and top_k."""
+"""Reductions beyond sum/mean/max/min, scans, norms and clipping by norm, add_n.
+
+Sorting, top_k and unique are in `ordering_ops`."""
 
 from __future__ import annotations
 
-import collections
 from typing import Any
 
 import numpy as np
 
 from layerflow._src.autodiff.op import op
 from layerflow._src.framework import dtypes, errors
-from layerflow._src.framework.convert import as_int
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.ops.array_ops import expand_dims, squeeze, stop_gradient, transpose
 from layerflow._src.ops.elementwise_ops import log1p  # noqa: F401 - re-exported for tf.math
@@ -428,131 +428,3 @@ def add_n(inputs: Any, name: str | None = None) -> Any:
     if not inputs:
         raise ValueError("add_n needs a non-empty list of tensors.")
     return _add_n(inputs)
-
-
-# --- sorting --------------------------------------------------------------------------------------
-
-
-@op("take_along_axis", 2, same_dtype=False)
-def _take_along(xp: Any, x: Any, idx: Any, axis: int) -> Any:
-    return xp.take_along_axis(x, idx, axis=axis)
-
-
-@_take_along.grad
-def _(dy: Any, out: Any, x: Any, idx: Any, axis: int) -> Any:
-    return _put_along(dy, idx, tuple(x._data.shape), axis), None
-
-
-@op("put_along_axis", 2, same_dtype=False)
-def _put_along(xp: Any, dy: Any, idx: Any, shape: tuple[int, ...], axis: int) -> Any:
-    out = xp.zeros(shape, dtype=dy.dtype)
-    # Indices along `axis` are unique per row (they come from a sort), so plain assignment sums.
-    xp.put_along_axis(out, idx, dy, axis=axis)
-    return out
-
-
-@_put_along.grad
-def _(ddx: Any, out: Any, dy: Any, idx: Any, shape: Any, axis: int) -> Any:
-    return _take_along(ddx, idx, axis), None
-
-
-@op("argsort")
-def _argsort(xp: Any, x: Any, axis: int, descending: bool) -> Any:
-    if descending:
-        # Negate rather than reverse, so equal values keep ascending index order (TF's rule);
-        # integers by bitwise not (~x = -x - 1), which cannot overflow at the dtype's minimum.
-        key = ~x if x.dtype.kind in "iub" else -x
-    else:
-        key = x
-    return xp.argsort(key, axis=axis, kind="stable").astype(np.int32)
-
-
-def _direction(direction: str, opname: str) -> bool:
-    if direction not in ("ASCENDING", "DESCENDING"):
-        raise ValueError(
-            f"{opname}: direction must be 'ASCENDING' or 'DESCENDING', got {direction!r}."
-        )
-    return direction == "DESCENDING"
-
-
-def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: bool = False,
-            name: str | None = None) -> Any:  # fmt: skip
-    """Indices (int32) that sort `values` along `axis`; ties keep their order.
-
-    >>> import layerflow as tf
-    >>> tf.argsort([3, 1, 2]).numpy()
-    array([1, 2, 0], dtype=int32)
-    """
-    x = _as_tensor(values)
-    ax = _norm_axis(axis, x._data.ndim, "argsort")[0]
-    return _argsort(x, ax, _direction(direction, "argsort"))
-
-
-def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Any:
-    """`values` sorted along `axis` (differentiable: the gradient follows each element).
-
-    >>> import layerflow as tf
-    >>> tf.sort([3.0, 1.0, 2.0], direction="DESCENDING").numpy()
-    array([3., 2., 1.], dtype=float32)
-    """
-    x = _as_tensor(values)
-    ax = _norm_axis(axis, x._data.ndim, "sort")[0]
-    idx = _argsort(x, ax, _direction(direction, "sort"))
-    return _take_along(x, idx, ax)
-
-
-TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
-
-
-def top_k(input: Any, k: int = 1, sorted: bool = True, index_type: Any = "int32",  # noqa: A002
-          name: str | None = None) -> TopKV2:  # fmt: skip
-    """The `k` largest entries of the last axis and their indices (lower index first on ties).
-
-    NaN ranks below every number, -inf included. With k=1 that is TF's result; for k > 1, TF's
-    order of NaN entries depends on k and on their positions (its sort has no order for NaN),
-    so layerflow keeps this one rule.
-
-    >>> import layerflow as tf
-    >>> tf.math.top_k([1.0, 5.0, 3.0], k=2).indices.numpy()
-    array([1, 2], dtype=int32)
-    """
-    x = _as_tensor(input)
-    if x._data.ndim == 0:
-        raise errors.InvalidArgumentError(None, "top_k", "top_k needs a tensor of rank >= 1.")
-    n = x._data.shape[-1]
-    k = as_int(k, "k", "top_k")
-    if not 0 <= k <= n:
-        raise errors.InvalidArgumentError(
-            None, "top_k", f"top_k: k={k} must be in [0, {n}] for a last axis of size {n}."
-        )
-    order = _argsort(x, x._data.ndim - 1, True)
-    idx = Tensor(order._data[..., :k], order._device)
-    values = _take_along(x, idx, x._data.ndim - 1)
-    return TopKV2(values, cast(idx, index_type))
-
-
-UniqueOutput = collections.namedtuple("Unique", ["y", "idx"])
-
-
-def unique(x: Any, out_idx: Any = "int32", name: str | None = None) -> UniqueOutput:
-    """The distinct values of a 1-D tensor in order of first appearance, and for each element
-    the index of its value in that list.
-
-    >>> import layerflow as tf
-    >>> y, idx = tf.unique([1, 1, 2, 4, 4, 4, 7, 8, 8])
-    >>> y.numpy(), idx.numpy()
-    (array([1, 2, 4, 7, 8], dtype=int32), array([0, 0, 1, 2, 2, 2, 3, 4, 4], dtype=int32))
-    """
-    t = _as_tensor(x)
-    if t._data.ndim != 1:
-        raise errors.InvalidArgumentError(
-            None, "unique", f"unique expects a 1-D tensor, got shape {t.shape}."
-        )
-    xp = t._device.xp
-    vals, first, inverse = xp.unique(t._data, return_index=True, return_inverse=True)
-    order = xp.argsort(first, kind="stable")  # sorted unique values -> first-appearance order
-    rank = xp.empty_like(order)
-    rank[order] = xp.arange(order.size)
-    dt = dtypes.as_dtype(out_idx).np
-    y = Tensor(vals[order], t._device)
-    return UniqueOutput(y, Tensor(rank[inverse.reshape(-1)].astype(dt), t._device))

@@ -28,6 +28,7 @@ from layerflow._src.ops import (
     dense_ops,
     elementwise_ops,
     gather_ops,
+    manip_ops,
     math_ops,
     nn_ops,
     pool_ops,
@@ -295,8 +296,8 @@ array_ops._concat.spec(lambda values, axis: _join("concat", values, axis, False)
 array_ops._stack.spec(lambda values, axis: _join("stack", values, axis, True))
 array_ops._getitem.spec(_getitem_spec)
 gather_ops._gather.spec(_gather)
-gather_ops._tile.spec(_tile)
-gather_ops._pad.spec(_pad)
+manip_ops._tile.spec(_tile)
+manip_ops._pad.spec(_pad)
 compare_ops._cast.spec(_cast)
 compare_ops._zeros_like.spec(_like)
 compare_ops._ones_like.spec(_like)

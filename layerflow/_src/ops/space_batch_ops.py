@@ -17,7 +17,7 @@ from layerflow._src.framework import errors
 from layerflow._src.ops import conv_kernels as _k
 from layerflow._src.ops.array_ops import constant, transpose
 from layerflow._src.ops.conv3d_ops import avg_pool3d, host_ints, max_pool3d
-from layerflow._src.ops.gather_ops import pad
+from layerflow._src.ops.manip_ops import pad
 from layerflow._src.ops.math_ops import _as_tensor, reshape
 from layerflow._src.ops.pool_ops import avg_pool, max_pool
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import threading
 import warnings
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
-from layerflow._src.saving import restore
+from layerflow._src.saving import restore, weights_file
 from layerflow._src.saving.restore import LoadStatus
 from layerflow._src.utils.files import atomic_write
 
@@ -53,6 +54,7 @@ class Checkpoint(Trackable):
             raise ValueError("tf.train.Checkpoint: 'save_counter' is reserved; use another name.")
         self._children = children
         self._save_counter = Variable(np.int64(0), trainable=False, name="save_counter")
+        self._writer = _BackgroundWriter()
 
     @property
     def save_counter(self) -> Variable:
@@ -75,22 +77,48 @@ class Checkpoint(Trackable):
         """
         path = os.fspath(file_prefix)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        restore.save(self, path, kind="layerflow.checkpoint")
+        self._write_then(path, options, lambda: None)
         return path
+
+    def _write_then(self, path: str, options: Any, after: Any) -> None:
+        """Write the checkpoint file, then run `after()`: now, or (with async options) in the
+        background on a copy of the values taken now."""
+        if not _is_async(options):
+            self.sync()  # an earlier async write lands first
+            restore.save(self, path, kind="layerflow.checkpoint")
+            after()
+            return
+        tensors, info = restore.snapshot(self, "layerflow.checkpoint", copy=True)
+
+        def job() -> None:
+            weights_file.write(path, tensors, info)
+            after()
+
+        self._writer.submit(job)
+
+    def sync(self) -> None:
+        """Wait until every asynchronous save has been written (`CheckpointOptions(
+        enable_async=True)`); re-raise the error of one that failed. Saves without async
+        options are written before `save` returns, so there is nothing to wait for."""
+        self._writer.wait()
 
     def save(self, file_prefix: Any, options: Any = None) -> str:
         """Write `file_prefix-N` (N = the new save_counter) and record it as the latest."""
         self._save_counter._data[...] += 1
         path = f"{os.fspath(file_prefix)}-{int(self._save_counter._data)}"
+        folder = os.path.dirname(os.path.abspath(path))
+
+        def record() -> None:
+            old = _read_state(folder)  # entries outside the folder are dropped (with a warning)
+            kept = [p for p in (old[1] if old else []) if p != path] + [path]
+            _write_state(folder, path, kept)
+
         try:
-            self.write(path)
+            os.makedirs(folder, exist_ok=True)
+            self._write_then(path, options, record)
         except BaseException:
             self._save_counter._data[...] -= 1
             raise
-        folder = os.path.dirname(os.path.abspath(path))
-        old = _read_state(folder)  # entries outside the folder are dropped (with a warning)
-        kept = [p for p in (old[1] if old else []) if p != path] + [path]
-        _write_state(folder, path, kept)
         return path
 
     def read(self, save_path: Any, options: Any = None) -> LoadStatus:
@@ -106,7 +134,44 @@ class Checkpoint(Trackable):
             status._partial = True
             return status
         path = os.fspath(save_path)
+        self.sync()
         return restore.load(self, path, strict_structure=False)
+
+
+def _is_async(options: Any) -> bool:
+    return bool(getattr(options, "enable_async", False))
+
+
+class _BackgroundWriter:
+    """One daemon thread per checkpoint that runs save jobs in order; the first error is kept
+    and re-raised by `wait` (so a failed async save is never silent)."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, job: Any) -> None:
+        self.wait()  # one write at a time, in order: the previous one finishes first
+
+        def run() -> None:
+            try:
+                job()
+            except BaseException as err:  # kept for wait(); the thread must not die loudly
+                self._error = err
+
+        with self._lock:
+            self._thread = threading.Thread(target=run, name="checkpoint-writer", daemon=True)
+            self._thread.start()
+
+    def wait(self) -> None:
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join()
+        err, self._error = self._error, None
+        if err is not None:
+            raise err
 
 
 def _check_child(name: str, value: Any) -> None:
@@ -300,23 +365,38 @@ class CheckpointManager:
             np.asarray(checkpoint_number)
         )  # fmt: skip
         path = f"{self._prefix}-{number}"
-        try:
-            ckpt.write(path)
-        except BaseException:
-            ckpt._save_counter._data[...] -= 1
-            raise
+        before = list(self._checkpoints)
         self._checkpoints = [p for p in self._checkpoints if p != path] + [path]
         doomed = []
         if self._max_to_keep is not None:
             while len(self._checkpoints) > self._max_to_keep:
                 doomed.append(self._checkpoints.pop(0))
+        kept = list(self._checkpoints)
+
+        def record() -> None:
+            _write_state(self._directory, path, kept)
+            # Every path here is one of ours: saved by this manager, or read through `_own`.
+            for old in doomed:  # after the state file no longer names them
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(old)
+
+        try:
+            ckpt._write_then(path, options, record)
+        except BaseException:
+            ckpt._save_counter._data[...] -= 1
+            self._checkpoints = before
+            raise
         self._latest = path
-        _write_state(self._directory, path, self._checkpoints)
-        # Every path here is one of ours: saved by this manager, or read through `_own`.
-        for old in doomed:  # after the state file no longer names them
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(old)
         return path
+
+    @property
+    def checkpoint_interval(self) -> int | None:
+        """The minimum number of steps between two saves (None: every `save` writes)."""
+        return self._interval
+
+    def sync(self) -> None:
+        """Wait until every asynchronous save of the checkpoint has been written."""
+        self._checkpoint.sync()
 
     def restore_or_initialize(self) -> str | None:
         """Restore the latest checkpoint, or run `init_fn` when there is none."""

@@ -65,6 +65,13 @@ def save(
     root: Any, path: str | os.PathLike, overwrite: bool = True, kind: str = FORMAT_NAME
 ) -> None:
     """Write every variable reachable from `root` to one safetensors file at `path`."""
+    tensors, info = snapshot(root, kind)
+    weights_file.write(path, tensors, info, overwrite=overwrite)
+
+
+def snapshot(root: Any, kind: str = FORMAT_NAME, copy: bool = False) -> tuple[dict, dict]:
+    """(tensors, info) that `save` writes; `copy` detaches the arrays from the variables (for a
+    write in another thread while training goes on)."""
     tensors: dict[str, np.ndarray] = {}
     names: dict[str, str] = {}
     aliases: dict[str, str] = {}
@@ -75,10 +82,10 @@ def save(
             aliases[p] = first
             continue
         stored_at[id(var)] = p
-        tensors[p] = backend.to_host(var._data)
+        host = backend.to_host(var._data)
+        tensors[p] = np.array(host, copy=True) if copy else host
         names[p] = var.name
-    info = {"format": kind, "names": names, "aliases": aliases}
-    weights_file.write(path, tensors, info, overwrite=overwrite)
+    return tensors, {"format": kind, "names": names, "aliases": aliases}
 
 
 # --- the status -------------------------------------------------------------------------------

@@ -81,6 +81,20 @@ def test_unsynchronized_replicas_use_their_own_statistics(two_cpus):
     np.testing.assert_allclose(y, np.concatenate(halves), rtol=1e-4, atol=1e-4)
 
 
+def test_unsynchronized_replicas_keep_one_moving_average_in_every_copy(two_cpus):
+    # The moving statistics are written through the Variable with aggregation MEAN: every copy
+    # holds the mean of the replicas' updates, never each replica's own (issue 9).
+    bn, *_ = _two_replicas(synchronized=False)
+    m = 0.5  # _bn's momentum
+    for moving, start, stat in (
+        (bn.moving_mean, 0.0, lambda a: a.mean(0)),
+        (bn.moving_variance, 1.0, lambda a: a.var(0)),
+    ):
+        want = m * start + (1 - m) * (stat(X[:4]) + stat(X[4:])) / 2
+        for copy in moving.values:
+            np.testing.assert_allclose(copy.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
 def test_synchronized_without_a_strategy_is_plain_batch_norm():
     x = tf.constant(X)
     np.testing.assert_allclose(

@@ -267,7 +267,7 @@ class Layer(LayerApi, LayerState):
                 spec = d["_input_spec"]
                 # Fast path for the common case; the full check explains any failure.
                 if not (type(spec) is InputSpec and isinstance(inputs, TensorLike)) or not (
-                    spec.fits(inputs._data.shape)
+                    spec.fits(tuple(inputs.shape))
                 ):
                     input_spec_mod.assert_input_compatibility(spec, inputs, self)
             outputs = self.call(inputs, *args, **kwargs)
@@ -312,7 +312,7 @@ class Layer(LayerApi, LayerState):
                 x = convert_to_tensor(x)
             else:
                 return x
-        have = x._data.dtype
+        have = x.dtype.np
         if (have.kind == "f" and self._autocast) or (
             self._cast_inputs_to_compute_dtype and have.kind in "fiub"
         ):

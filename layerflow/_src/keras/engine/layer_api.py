@@ -5,6 +5,10 @@
 (`input`, `output`, `input_shape`, `get_input_at`, ...) read the nodes recorded by symbolic
 calls (the functional API), with tf_keras's errors for a layer that has none: a layer only
 ever called on real tensors has no input or output tensors to report.
+
+An import cycle, on purpose: `add_metric` makes a `Mean` from `metrics/core` (imported inside
+the method, when first called), and the metrics (`base_metric`, `core`, `confusion`,
+`confusion_extra`, `extra`) are layers built on `base_layer`, which inherits this module.
 """
 
 from __future__ import annotations

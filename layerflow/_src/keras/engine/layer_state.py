@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
@@ -80,6 +79,8 @@ def _containers(value: Any, out: list[tuple[Any, tuple[Any, ...]]]) -> bool:
 
 class LayerState(Module):
     """Tracking, weights and losses of a layer (see the module docstring)."""
+
+    _is_metric = False  # keras.metrics.Metric sets it: held as state, not listed as a layer
 
     @property
     def trainable(self) -> bool:
@@ -191,7 +192,9 @@ class LayerState(Module):
         def visit(layer: LayerState) -> None:
             for _, value in layer._tracked_attributes():
                 for item in flatten_state(value, LayerState):
-                    if id(item) in seen:
+                    # A metric is a Layer but not one of the model's layers (Keras 2): its
+                    # weights count, `layers` leaves it out.
+                    if id(item) in seen or item._is_metric:
                         continue
                     seen.add(id(item))
                     out.append(item)
@@ -199,6 +202,25 @@ class LayerState(Module):
                         visit(item)
 
         visit(self)
+        return out
+
+    def _tracked_metrics(self) -> list[Any]:
+        """Metrics held by attributes of this layer and of its layers, each once (Keras 2's
+        `Model.metrics` lists them after the compiled ones); cached like `layers`."""
+        found = self._lookup("metrics")
+        if found is None:
+            found = self._cached("metrics", self._walk_metrics)
+        return list(found)
+
+    def _walk_metrics(self) -> list[Any]:
+        out: list[Any] = []
+        seen: set[int] = set()
+        for layer in self._flatten_layers():
+            for _, value in layer._tracked_attributes():
+                for item in flatten_state(value, LayerState):
+                    if item._is_metric and id(item) not in seen:
+                        seen.add(id(item))
+                        out.append(item)
         return out
 
     def _all_built(self) -> bool:
@@ -398,7 +420,7 @@ class LayerState(Module):
 
     def get_weights(self) -> list[np.ndarray]:
         """NumPy copies of the weights, in `weights` order (`[]` before the layer is built)."""
-        return [np.array(backend.to_host(v._data), copy=True) for v in self.weights]
+        return [np.array(v.numpy(), copy=True) for v in self.weights]
 
     def set_weights(self, weights: Any) -> None:
         """Assign NumPy values to the weights; checks the count and every shape first."""

@@ -10,17 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
 from layerflow._src.autodiff import specs
 from layerflow._src.autodiff.tape import stop_recording_all
-from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.variables import Variable
 from layerflow._src.keras.engine.keras_tensor import KerasTensor, from_spec
 from layerflow._src.utils import naming, nest
-
-# Unknown dimensions of a placeholder batch (Model.build's placeholder runs) are this size.
-PLACEHOLDER_DIM = 2
 
 
 class CallContext(threading.local):
@@ -193,7 +189,7 @@ def regularization_loss(regularizer: Callable[[Any], Any], var: Variable) -> Any
 
 def shapes_of(value: Any) -> Any:
     if isinstance(value, TensorLike):
-        return tuple.__new__(TensorShape, value._data.shape)  # a NumPy shape is already valid
+        return value.shape
     if isinstance(value, KerasTensor):
         return value.shape
     if isinstance(value, list | tuple | dict):
@@ -274,25 +270,3 @@ def spec_by_running(layer: Any, inputs: Any, shapes: Any, args: tuple, kwargs: d
 def _call_quietly(layer: Any, inputs: Any, args: tuple, kwargs: dict) -> Any:
     with stop_recording_all():
         return layer.call(inputs, *args, **kwargs)
-
-
-def placeholder_run(layer: Any, inputs: Any, args: tuple, kwargs: dict) -> Any:
-    def zeros(kt: Any) -> Any:
-        if not isinstance(kt, KerasTensor):
-            return kt
-        shape = tuple(PLACEHOLDER_DIM if d is None else d for d in kt.shape)
-        return Tensor(
-            backend.to_device(np.zeros(shape, kt.dtype.np), backend.current_device()),
-            backend.current_device(),
-        )
-
-    real = nest.map_structure(zeros, inputs)
-    kwargs = {k: nest.map_structure(zeros, v) for k, v in kwargs.items()}
-    # `training` stays as the caller resolved it (None when nothing set it), as in Keras 2's
-    # symbolic build: a `call(x, training)` without a default sees None, not False.
-    call_context.depth += 1
-    try:
-        with stop_recording_all():
-            return layer.call(real, *args, **kwargs)
-    finally:
-        call_context.depth -= 1

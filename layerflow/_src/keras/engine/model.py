@@ -3,9 +3,14 @@
 Training (compile/fit/evaluate/predict) comes from the `Trainer` mixin; this file owns structure:
 `layers`, `build`, `summary`, functional graphs, and whole-model saving delegation.
 
-`Model.build(input_shape)` on a subclassed model marks it built and runs `call` once on a
-placeholder batch of zeros (unknown dimensions taken as 2, the batch dimension reported as None),
-with gradient recording paused and `training=False`, so the sublayers build from real shapes.
+`Model.build(input_shape)` on a subclassed model marks it built and calls it on symbolic
+inputs (KerasTensors of `input_shape`), as a functional model is built: every op computes its
+output spec from its inputs' specs, so unknown dimensions stay unknown (a `call` returning
+`tf.stack([x, x])` built with `(None, 3)` gives `(2, None, 3)`) and the sublayers build from the
+known dimensions. A `call` that needs values (Python control flow on a tensor, `.numpy()`)
+cannot run symbolically: it then runs on zeros twice, unknown dimensions 2 and then 3, with
+recording paused, and exactly the output axes whose sizes differ are unknown
+(`layer_utils.spec_by_running`).
 
 Import cycle, on purpose: `Model.save` delegates to `saving_lib`, whose `model_config` rebuilds
 Models and Sequentials (`sequential`) and finds the built-in classes through
@@ -124,7 +129,8 @@ class Model(ModelApi, Execution, Trainer, Layer):
 
     # --- the layer contract -----------------------------------------------------------------
     def build(self, input_shape: Any = None) -> None:
-        """Build the model for inputs of `input_shape` (see the module docstring)."""
+        """Build the model for inputs of `input_shape` by a symbolic call (see the module
+        docstring: unknown dimensions stay unknown; a `call` that needs values runs on zeros)."""
         if self._is_graph_network or self.__dict__.get("_building_from_call"):
             self.built = True
             return

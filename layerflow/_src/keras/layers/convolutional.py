@@ -14,7 +14,7 @@ from layerflow._src.keras.engine.arg_checks import check_count, check_counts
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.layers.weight_options import set_weight_options
-from layerflow._src.ops import array_ops, conv_ops, gather_ops, math_ops
+from layerflow._src.ops import array_ops, conv_ops, manip_ops, math_ops
 
 __all__ = ["Conv1D", "Conv2D", "DepthwiseConv2D", "ZeroPadding2D", "conv_output_length"]
 
@@ -276,7 +276,7 @@ class Conv1D(_Conv):
         if self.padding == "causal":
             left = (self.kernel_size[0] - 1) * self.dilation_rate[0]
             pads = [[0, 0], [left, 0], [0, 0]] if fmt == "NWC" else [[0, 0], [0, 0], [left, 0]]
-            x = gather_ops.pad(x, pads)
+            x = manip_ops.pad(x, pads)
             padding = "VALID"
         return conv_ops.conv1d(
             x,
@@ -411,7 +411,7 @@ class ZeroPadding2D(Layer):
             pads = [[0, 0], [t, b], [l, r], [0, 0]]
         else:
             pads = [[0, 0], [0, 0], [t, b], [l, r]]
-        return gather_ops.pad(inputs, pads)
+        return manip_ops.pad(inputs, pads)
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         s = TensorShape(input_shape).as_list()

@@ -20,7 +20,7 @@ from layerflow._src.keras.layers.convolutional import (
     _maybe,
 )
 from layerflow._src.keras.layers.weight_options import set_weight_options
-from layerflow._src.ops import array_ops, conv3d_ops, conv_ops, conv_transpose_ops, gather_ops
+from layerflow._src.ops import array_ops, conv3d_ops, conv_ops, conv_transpose_ops, manip_ops
 from layerflow._src.ops.math_ops import reshape
 
 __all__ = [
@@ -45,8 +45,8 @@ def _causal_pad(layer: _Conv, x: Any) -> Any:
     """Left-pad the steps of a 1-D input by the dilated kernel's extent minus one."""
     left = (layer.kernel_size[0] - 1) * layer.dilation_rate[0]
     if layer.data_format == "channels_last":
-        return gather_ops.pad(x, [[0, 0], [left, 0], [0, 0]])
-    return gather_ops.pad(x, [[0, 0], [0, 0], [left, 0]])
+        return manip_ops.pad(x, [[0, 0], [left, 0], [0, 0]])
+    return manip_ops.pad(x, [[0, 0], [0, 0], [left, 0]])
 
 
 class Conv3D(_Conv):

@@ -81,25 +81,8 @@ class Dense(Layer):
         self.input_spec = InputSpec(min_ndim=2, axes={-1: last})
 
     def call(self, inputs: Any) -> Any:
-        if self.bias is not None and inputs.ndim == 2:
-            # One fused op (matmul, bias add and relu in place; one fused gradient).
-            activation = self.activation
-            if activation is activations.relu:
-                return dense_ops.dense(inputs, self.kernel, self.bias, relu=True)
-            outputs = dense_ops.dense(inputs, self.kernel, self.bias)
-            return outputs if activation is activations.linear else activation(outputs)
-        if inputs.ndim == 2:
-            outputs = math_ops.matmul(inputs, self.kernel)
-        else:
-            # Contract the last axis; leading axes are batch-like.
-            lead = list(inputs.shape[:-1])
-            flat = math_ops.reshape(inputs, (-1, inputs.shape[-1]))
-            outputs = math_ops.reshape(math_ops.matmul(flat, self.kernel), lead + [self.units])
-        if self.bias is not None:
-            outputs = outputs + self.bias
-        if self.activation is not activations.linear:
-            outputs = self.activation(outputs)
-        return outputs
+        # One op: matmul, bias and the activation where the op fuses it (dense_ops.dense).
+        return dense_ops.dense(inputs, self.kernel, self.bias, self.activation)
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         shape = TensorShape(input_shape)

@@ -7,8 +7,10 @@ import math
 from typing import Any
 
 from layerflow._src.autodiff.custom_gradient import custom_gradient
+from layerflow._src.autodiff.tape import stop_recording_all
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.framework.variables import VariableAggregation
 from layerflow._src.keras import constraints, initializers, regularizers
 from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
@@ -148,14 +150,21 @@ class BatchNormalization(Layer):
             if self.center
             else None
         )
+        # Under a strategy each replica's update is averaged into every copy (Keras's
+        # aggregation=MEAN for the moving statistics), so the copies never drift apart.
         self.moving_mean = self.add_weight(
-            "moving_mean", shape=param, trainable=False, initializer=self.moving_mean_initializer
+            "moving_mean",
+            shape=param,
+            trainable=False,
+            initializer=self.moving_mean_initializer,
+            aggregation=VariableAggregation.MEAN,
         )
         self.moving_variance = self.add_weight(
             "moving_variance",
             shape=param,
             trainable=False,
             initializer=self.moving_variance_initializer,
+            aggregation=VariableAggregation.MEAN,
         )
         self.input_spec = InputSpec(ndim=shape.rank, axes={a: shape[a] for a in axes})
 
@@ -204,13 +213,13 @@ class BatchNormalization(Layer):
         return _global_moments(ctx, inputs, axes, keepdims)
 
     def _update_moving(self, mean: Any, var: Any) -> None:
-        # Moving statistics are state, not part of the differentiated computation: update the
-        # variables' arrays in place.
+        # Moving statistics are state, not part of the differentiated computation: ops with
+        # recording paused, written through the Variable (every copy of a mirrored one).
         m = self.momentum
-        for moving, batch in ((self.moving_mean, mean), (self.moving_variance, var)):
-            data = moving._data
-            data *= m
-            data += (1.0 - m) * batch._data.reshape(data.shape)
+        with stop_recording_all():
+            for moving, batch in ((self.moving_mean, mean), (self.moving_variance, var)):
+                batch = math_ops.reshape(batch, tuple(moving.shape))
+                moving.assign(moving * m + (1.0 - m) * batch)
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         return TensorShape(input_shape)

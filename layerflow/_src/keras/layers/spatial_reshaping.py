@@ -14,7 +14,7 @@ from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.layers.convolutional import normalize_data_format
-from layerflow._src.ops import array_ops, gather_ops
+from layerflow._src.ops import array_ops, gather_ops, manip_ops
 
 __all__ = [
     "Cropping1D",
@@ -204,7 +204,7 @@ class _Padding(_Spatial):
         pads = [[0, 0] for _ in range(inputs.ndim)]
         for axis, pair in zip(self._axes(), self.padding):
             pads[axis] = list(pair)
-        return gather_ops.pad(inputs, pads)
+        return manip_ops.pad(inputs, pads)
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         s = TensorShape(input_shape).as_list()

@@ -15,8 +15,8 @@ import numpy as np
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras import serialization
+from layerflow._src.ops import array_ops, nn_ops
 from layerflow._src.ops import math_ops as M
-from layerflow._src.ops import nn_ops
 from layerflow._src.ops.elementwise_ops import clip_by_value
 from layerflow._src.utils import naming
 
@@ -61,23 +61,23 @@ def _floating(y_pred: Any) -> Any:
 def _cast_like(x: Any, like: Any) -> Any:
     """`x` (labels or weights) as a tensor of `like`'s dtype."""
     x = _tensor(x, like.dtype)
-    if x._data.dtype != like._data.dtype:
+    if x.dtype != like.dtype:
         x = M.cast(x, like.dtype)
     return x
 
 
 def _drop_last(x: Any) -> Any:
-    return M.reshape(x, x._data.shape[:-1])
+    return M.reshape(x, tuple(x.shape)[:-1])
 
 
 def _pair(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
     y_pred = _floating(y_pred)
     y_true = _cast_like(y_true, y_pred)
     # Keras squeezes a trailing 1 so (N, 1) targets match (N,) predictions and back.
-    tr, pr = y_true._data.ndim, y_pred._data.ndim
-    if tr == pr + 1 and y_true._data.shape[-1] == 1:
+    tr, pr = y_true.ndim, y_pred.ndim
+    if tr == pr + 1 and tuple(y_true.shape)[-1] == 1:
         y_true = _drop_last(y_true)
-    elif pr == tr + 1 and y_pred._data.shape[-1] == 1:
+    elif pr == tr + 1 and tuple(y_pred.shape)[-1] == 1:
         y_pred = _drop_last(y_pred)
     return y_true, y_pred
 
@@ -85,17 +85,17 @@ def _pair(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
 def _reduce(losses: Any, sample_weight: Any, reduction: str) -> Any:
     if sample_weight is not None:
         w = _cast_like(sample_weight, losses)
-        lr, wr = losses._data.ndim, w._data.ndim
-        if wr == lr + 1 and w._data.shape[-1] == 1:
+        lr, wr = losses.ndim, w.ndim
+        if wr == lr + 1 and tuple(w.shape)[-1] == 1:
             w = _drop_last(w)
         elif wr < lr:
-            w = M.reshape(w, tuple(w._data.shape) + (1,) * (lr - wr))
+            w = M.reshape(w, tuple(w.shape) + (1,) * (lr - wr))
         losses = M.multiply(losses, w)
     if reduction == Reduction.NONE:
         return losses
     if reduction == Reduction.SUM:
         return M.reduce_sum(losses)
-    return M.reduce_mean(losses) if losses._data.size else M.reduce_sum(losses)
+    return M.reduce_mean(losses) if losses.shape.num_elements() else M.reduce_sum(losses)
 
 
 def _both(a: Any, b: Any) -> Any:
@@ -110,14 +110,14 @@ def _valid_mask_weights(losses: Any, sample_weight: Any, mask: Any, reduction: s
     total/valid, so the loss is the mean over the unmasked entries only."""
     mask = _cast_like(mask, losses)
     if reduction in (Reduction.AUTO, Reduction.SUM_OVER_BATCH_SIZE):
-        total = float(mask._data.size)
+        total = M.cast(array_ops.size(mask), mask.dtype)
         valid = M.reduce_sum(mask)
-        mask = M.multiply(mask, M.divide(M.cast(total, mask.dtype), valid))
+        mask = M.multiply(mask, M.divide(total, valid))
     if sample_weight is None:
         return mask
     w = _cast_like(sample_weight, losses)
-    if w._data.ndim == mask._data.ndim - 1:
-        w = M.reshape(w, tuple(w._data.shape) + (1,))
+    if w.shape.rank == mask.shape.rank - 1:
+        w = array_ops.expand_dims(w, -1)
     return M.multiply(w, mask)
 
 
@@ -209,20 +209,20 @@ def sparse_categorical_crossentropy(
     if y_pred.dtype.np.kind != "f":
         y_pred = M.cast(y_pred, "float32")
     labels = _tensor(y_true)
-    if labels._data.ndim == y_pred._data.ndim and labels._data.shape[-1] == 1:
-        labels = M.reshape(labels, labels._data.shape[:-1])
+    if labels.ndim == y_pred.ndim and tuple(labels.shape)[-1] == 1:
+        labels = M.reshape(labels, tuple(labels.shape)[:-1])
     if labels.dtype.np.kind != "i":
         labels = M.cast(labels, "int64")
-    if axis not in (-1, y_pred._data.ndim - 1):
+    if axis not in (-1, y_pred.ndim - 1):
         raise ValueError(
             f"sparse_categorical_crossentropy supports only the last axis as the class axis, got "
-            f"axis={axis} for predictions of rank {y_pred._data.ndim}."
+            f"axis={axis} for predictions of rank {y_pred.ndim}."
         )
-    if tuple(labels._data.shape) != tuple(y_pred._data.shape[:-1]):
+    if tuple(labels.shape) != tuple(y_pred.shape)[:-1]:
         raise ValueError(
-            f"sparse_categorical_crossentropy: labels of shape {tuple(labels._data.shape)} do not "
-            f"match predictions of shape {tuple(y_pred._data.shape)}; expected labels of shape "
-            f"{tuple(y_pred._data.shape[:-1])} (one integer class per sample)."
+            f"sparse_categorical_crossentropy: labels of shape {tuple(labels.shape)} do not "
+            f"match predictions of shape {tuple(y_pred.shape)}; expected labels of shape "
+            f"{tuple(y_pred.shape)[:-1]} (one integer class per sample)."
         )
     logits = y_pred
     if not from_logits:
@@ -245,14 +245,14 @@ def categorical_crossentropy(
     """Cross-entropy between one-hot (or soft) labels and predictions, over `axis`."""
     y_pred = _floating(y_pred)
     y_true = _cast_like(y_true, y_pred)
-    if tuple(y_true._data.shape) != tuple(y_pred._data.shape):
+    if tuple(y_true.shape) != tuple(y_pred.shape):
         raise ValueError(
-            f"categorical_crossentropy: y_true of shape {tuple(y_true._data.shape)} and y_pred "
-            f"of shape {tuple(y_pred._data.shape)} must match. For integer labels use "
+            f"categorical_crossentropy: y_true of shape {tuple(y_true.shape)} and y_pred "
+            f"of shape {tuple(y_pred.shape)} must match. For integer labels use "
             "sparse_categorical_crossentropy."
         )
     if label_smoothing:
-        n = y_pred._data.shape[axis]
+        n = tuple(y_pred.shape)[axis]
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / n
     if from_logits:
         return nn_ops.softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred, axis=axis)
@@ -279,7 +279,7 @@ def binary_crossentropy(
         pos = M.multiply(y_true, M.log(p + EPSILON))
         neg = M.multiply(1.0 - y_true, M.log(1.0 - p + EPSILON))
         ce = M.negative(pos + neg)
-    if ce._data.ndim == 0:
+    if ce.ndim == 0:
         return ce
     return M.reduce_mean(ce, axis=axis)
 

@@ -16,7 +16,9 @@ from layerflow._src.keras.losses import core as base
 from layerflow._src.ops import math_ops as M
 from layerflow._src.ops import nn_ops
 from layerflow._src.ops.array_ops import constant
+from layerflow._src.ops.compare_ops import equal, logical_or
 from layerflow._src.ops.elementwise_ops import clip_by_value
+from layerflow._src.ops.reduce_ops import reduce_all
 
 __all__ = [
     "MAPE",
@@ -78,8 +80,8 @@ def mean_squared_logarithmic_error(y_true: Any, y_pred: Any) -> Any:
 
 def _signed_labels(y_true: Any) -> Any:
     """Keras converts 0/1 labels to -1/1 (labels already in {-1, 1} stay)."""
-    data = y_true._data
-    if bool(((data == 0) | (data == 1)).all()):
+    zero, one = _const(0, y_true), _const(1, y_true)
+    if bool(reduce_all(logical_or(equal(y_true, zero), equal(y_true, one)))):
         return _const(2.0, y_true) * y_true - _const(1.0, y_true)
     return y_true
 
@@ -168,7 +170,7 @@ def binary_focal_crossentropy(y_true: Any, y_pred: Any, apply_class_balancing: b
         focal = (
             y_true * _const(alpha, y_pred) + (one - y_true) * _const(1 - alpha, y_pred)
         ) * focal
-    if focal._data.ndim == 0:
+    if focal.ndim == 0:
         return focal
     return M.reduce_mean(focal, axis=axis)
 
@@ -187,13 +189,13 @@ def categorical_focal_crossentropy(
         raise ValueError(f"categorical_focal_crossentropy: axis must be an int, got {axis!r}.")
     y_pred = base._floating(y_pred)
     y_true = base._cast_like(y_true, y_pred)
-    if tuple(y_true._data.shape) != tuple(y_pred._data.shape):
+    if tuple(y_true.shape) != tuple(y_pred.shape):
         raise ValueError(
-            f"categorical_focal_crossentropy: y_true of shape {tuple(y_true._data.shape)} and "
-            f"y_pred of shape {tuple(y_pred._data.shape)} must match (one-hot labels)."
+            f"categorical_focal_crossentropy: y_true of shape {tuple(y_true.shape)} and "
+            f"y_pred of shape {tuple(y_pred.shape)} must match (one-hot labels)."
         )
     if label_smoothing:
-        n = y_pred._data.shape[-1]
+        n = tuple(y_pred.shape)[-1]
         y_true = y_true * _const(1.0 - label_smoothing, y_pred) + _const(label_smoothing / n,
                                                                          y_pred)  # fmt: skip
     p = nn_ops.softmax(y_pred, axis=axis) if from_logits else y_pred

@@ -1,41 +1,31 @@
-"""The metric base classes: `Metric`, the `Sum`/`Mean` reductions, and `MeanMetricWrapper`.
+"""The metric base classes: `Metric` (a Layer, as in Keras 2), the `Sum`/`Mean` reductions, and
+`MeanMetricWrapper`.
 
-Metrics need no gradients, so `update_state` computes on the backend arrays directly (on the
-device the values live on) and accumulates into its variables in place.
+A metric's state is its non-trainable weights (`add_weight`); `update_state` computes a batch's
+statistics with the gradient-free ops of `ops/metric_ops.py` and adds them to the weights with
+`assign_add`, and `result` computes the value from the weights with ops, so every state change
+is an op plus a Variable write and nothing here touches a backend array.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
-
-from layerflow._src import backend
-from layerflow._src.framework.tensor import Tensor, TensorLike
-from layerflow._src.framework.trackable import Trackable
+from layerflow._src.autodiff.tape import stop_recording_all
+from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.variables import Variable
+from layerflow._src.keras.engine.base_layer import Layer
+from layerflow._src.ops import array_ops, metric_ops
 from layerflow._src.utils import naming
 
 
-def _arr(x: Any) -> Any:
-    """The backend array of a tensor, or a host array for anything else."""
-    if isinstance(x, TensorLike):
-        return x._data
-    return np.asarray(x)
+class Metric(Layer):
+    """Base class: subclasses create state with `add_weight` in `__init__` and implement
+    `update_state` and `result` (Keras 2's `tf.keras.metrics.Metric`, a Layer).
 
-
-def _xp(a: Any) -> Any:
-    return backend.array_device(a).xp if not isinstance(a, np.ndarray) else np
-
-
-def _float(a: Any, xp: Any) -> Any:
-    return a if a.dtype.kind == "f" else a.astype(xp.float32)
-
-
-class Metric(Trackable):
-    """Base class: subclasses create state with `add_weight` and implement `update_state`
-    and `result`.
+    Calling a metric updates its state and returns the result; its weights are
+    non-trainable; `reset_state` zeroes them; `merge_state` adds other metrics' state.
 
     >>> m = Mean()
     >>> m.update_state([1.0, 2.0, 3.0])
@@ -45,49 +35,36 @@ class Metric(Trackable):
     0.0
     """
 
+    _is_metric = True
+
     def __init__(self, name: str | None = None, dtype: Any = None, **kwargs: Any) -> None:
-        self.name = name or naming.to_snake_case(type(self).__name__)
-        self._dtype = np.dtype(str(getattr(dtype, "name", dtype or "float32")))
-        self._weights: list[Variable] = []
-        self._weight_names: list[str] = []
+        # Keras names a metric after its class without a uniquifying suffix ('mean').
+        name = name or naming.to_snake_case(type(self).__name__)
+        super().__init__(name=name, dtype=dtype or "float32", **kwargs)
+        self.built = True
 
     @property
-    def dtype(self) -> Any:
-        from layerflow._src.framework import dtypes
+    def name(self) -> str:
+        return self.__dict__["_name"]
 
-        return dtypes.from_numpy(self._dtype)
-
-    def add_weight(
-        self,
-        name: str,
-        shape: Any = (),
-        initializer: str = "zeros",
-        dtype: Any = None,
-        **kwargs: Any,
-    ) -> Variable:
-        dt = self._dtype if dtype is None else np.dtype(str(getattr(dtype, "name", dtype)))
-        value = np.zeros(tuple(shape), dtype=dt)
-        if initializer == "ones":
-            value += 1
-        with naming.name_scope(None), naming.name_scope(self.name):
-            v = Variable(value, trainable=False, name=name)
-        self._weights.append(v)
-        self._weight_names.append(name)
-        return v
+    @name.setter
+    def name(self, value: str) -> None:
+        # `compile` names the metrics it makes from strings ('mae', 'out1_accuracy').
+        self.__dict__["_name"] = str(value)
 
     @property
-    def variables(self) -> list[Variable]:
-        return list(self._weights)
+    def stateful(self) -> bool:
+        """Always True: a metric keeps state across batches."""
+        return True
 
-    weights = variables
-    non_trainable_weights = variables
-
-    @property
-    def trainable_weights(self) -> list[Variable]:
-        return []
-
-    def _trackable_children(self) -> dict[str, Any]:
-        return dict(zip(self._weight_names, self._weights))
+    def add_weight(self, name: Any = None, shape: Any = (), aggregation: Any = None,
+                   synchronization: Any = None, initializer: Any = None, dtype: Any = None,
+                   **kwargs: Any) -> Variable:  # fmt: skip
+        """A state variable of this metric: non-trainable, zeros unless `initializer` says."""
+        kwargs.pop("trainable", None)
+        return super().add_weight(name=name, shape=() if shape is None else shape,
+                                  dtype=dtype or self.dtype, initializer=initializer or "zeros",
+                                  trainable=False, **kwargs)  # fmt: skip
 
     def update_state(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"Metric '{type(self).__name__}' must implement update_state().")
@@ -96,45 +73,65 @@ class Metric(Trackable):
         raise NotImplementedError(f"Metric '{type(self).__name__}' must implement result().")
 
     def reset_state(self) -> None:
-        """Zero every state variable (in place)."""
-        for v in self._weights:
-            v._write(np.zeros(v._data.shape, v._data.dtype))
+        """Zero every state variable."""
+        for v in self.variables:
+            v.assign(array_ops.zeros(tuple(v.shape), v.dtype))
 
-    reset_states = reset_state
+    def reset_states(self) -> None:
+        """The former name of `reset_state`."""
+        self.reset_state()
+
+    def merge_state(self, metrics: Iterable[Metric]) -> None:
+        """Add the state of each of `metrics` (instances of a compatible metric) to this one's,
+        as Keras 2 does: weight by weight, in order.
+
+        >>> a, b = Mean(), Mean()
+        >>> a.update_state([1.0, 2.0]); b.update_state([6.0])
+        >>> b.merge_state([a]); float(b.result())
+        3.0
+        """
+        metrics = list(metrics)
+        for metric in metrics:
+            mine, theirs = self.weights, metric.weights
+            if len(mine) != len(theirs) or any(
+                tuple(a.shape) != tuple(b.shape) for a, b in zip(mine, theirs)
+            ):
+                raise ValueError(
+                    f"Metric {metric.name!r} ({type(metric).__name__}, weight shapes "
+                    f"{[tuple(w.shape) for w in theirs]}) is not compatible with "
+                    f"{self.name!r} ({type(self).__name__}, weight shapes "
+                    f"{[tuple(w.shape) for w in mine]}); merge metrics of the same kind."
+                )
+        for metric in metrics:
+            for weight, other in zip(self.weights, metric.weights):
+                weight.assign_add(other)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Tensor:
-        self.update_state(*args, **kwargs)
-        return self.result()
+        """Update the state with one batch, then return the result."""
+        with stop_recording_all():
+            self.update_state(*args, **kwargs)
+            return self.result()
+
+    def __deepcopy__(self, memo: dict) -> Metric:
+        """A new metric from this one's config, holding copies of its state (Keras 2)."""
+        new = type(self).from_config(self.get_config())
+        if self.weights:
+            new.set_weights(self.get_weights())
+        memo[id(self)] = new
+        return new
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, "dtype": self._dtype.name}
+        return {"name": self.name, "dtype": self.dtype}
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Metric:
         return cls(**config)
 
-    def _scalar(self, value: Any) -> Tensor:
-        device = self._weights[0]._device if self._weights else backend.current_device()
-        xp = device.xp
-        return Tensor(xp.asarray(value, dtype=self._dtype), device)
+    def _scalar(self, value: float) -> Tensor:
+        return array_ops.constant(value, dtype=self.dtype)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name!r}>"
-
-
-def _weighted(values: Any, sample_weight: Any, xp: Any) -> tuple[Any, Any]:
-    """(sum of weighted values, sum of weights) as Keras' Mean reduces them."""
-    values = _float(values, xp)
-    if sample_weight is None:
-        return values.sum(dtype=np.float64), float(values.size)
-    w = xp.asarray(_arr(sample_weight), dtype=values.dtype)
-    # Keras squeezes or expands the weight to the values' rank, then broadcasts.
-    while w.ndim > values.ndim and w.shape[-1] == 1:
-        w = w[..., 0]
-    while w.ndim < values.ndim:
-        w = w[..., None]
-    w = xp.broadcast_to(w, values.shape)
-    return (values * w).sum(dtype=np.float64), float(w.sum(dtype=np.float64))
 
 
 class Reduce(Metric):
@@ -146,18 +143,15 @@ class Reduce(Metric):
             self.count = self.add_weight("count")
 
     def update_state(self, values: Any, sample_weight: Any = None) -> None:
-        a = _arr(values)
-        xp = _xp(a)
-        total, count = _weighted(a, sample_weight, xp)
-        self.total._data += self._dtype.type(total)
+        total, count = metric_ops.sum_and_count(values, sample_weight, self.dtype)
+        self.total.assign_add(total)
         if self.reduction == "mean":
-            self.count._data += self._dtype.type(count)
+            self.count.assign_add(count)
 
     def result(self) -> Tensor:
         if self.reduction == "sum":
-            return self._scalar(self.total._data)
-        count = float(self.count._data)
-        return self._scalar(float(self.total._data) / count if count else 0.0)
+            return self.total.read_value()
+        return metric_ops.ratio(self.total, self.count, wide=True)
 
 
 class Mean(Reduce):
@@ -194,11 +188,3 @@ class MeanMetricWrapper(Mean):
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), **self._fn_kwargs}
-
-
-def _pair(y_true: Any, y_pred: Any) -> tuple[Any, Any, Any]:
-    t, p = _arr(y_true), _arr(y_pred)
-    xp = _xp(p)
-    if xp is not np and isinstance(t, np.ndarray):
-        t = xp.asarray(t)
-    return t, p, xp

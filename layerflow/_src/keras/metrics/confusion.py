@@ -6,41 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
 from layerflow._src.framework.tensor import Tensor
-from layerflow._src.keras.metrics.base_metric import Metric, _arr, _float, _pair, _xp
-
-
-def _confusion_inputs(
-    y_true: Any, y_pred: Any, sample_weight: Any, class_id: int | None, top_k: int | None
-) -> tuple[Any, Any, Any, Any]:
-    t, p, xp = _pair(y_true, y_pred)
-    p = _float(p, xp)
-    t = t.astype(p.dtype).reshape(p.shape) if t.size == p.size else t.astype(p.dtype)
-    if top_k is not None:
-        kth = xp.sort(p, axis=-1)[..., -top_k][..., None]
-        p = xp.where(p >= kth, p, xp.asarray(-np.inf, dtype=p.dtype))
-    if class_id is not None:
-        t, p = t[..., class_id], p[..., class_id]
-    w = None
-    if sample_weight is not None:
-        w = xp.asarray(_arr(sample_weight), dtype=p.dtype)
-        while w.ndim < p.ndim:
-            w = w[..., None]
-        w = xp.broadcast_to(w, p.shape).reshape(-1)
-    return t.reshape(-1), p.reshape(-1), w, xp
-
-
-def _counts(t: Any, p: Any, w: Any, thresholds: Any, xp: Any) -> tuple[Any, Any, Any, Any]:
-    """tp, fp, tn, fn at each threshold (prediction > threshold is positive)."""
-    above = p[None, :] > thresholds[:, None]
-    pos = (t > 0.5)[None, :]
-    ww = xp.ones_like(p) if w is None else w
-    tp = (above & pos).astype(p.dtype) @ ww
-    fp = (above & ~pos).astype(p.dtype) @ ww
-    fn = (~above & pos).astype(p.dtype) @ ww
-    tn = (~above & ~pos).astype(p.dtype) @ ww
-    return tp, fp, tn, fn
+from layerflow._src.keras.metrics.base_metric import Metric
+from layerflow._src.ops import metric_ops
 
 
 def parse_thresholds(metric: Any, thresholds: Any) -> list[float]:
@@ -77,17 +45,16 @@ class _Confusion(Metric):
         self.false_negatives = self.add_weight("false_negatives", (n,))
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        t, p, w, xp = _confusion_inputs(y_true, y_pred, sample_weight, self.class_id, self.top_k)
-        th = xp.asarray(self.thresholds, dtype=p.dtype)
-        tp, fp, _, fn = _counts(t, p, w, th, xp)
-        self.true_positives._data += tp.astype(self._dtype)
-        self.false_positives._data += fp.astype(self._dtype)
-        self.false_negatives._data += fn.astype(self._dtype)
+        tp, fp, _, fn = metric_ops.confusion_counts(
+            y_true, y_pred, sample_weight, self.thresholds, self.dtype, self.class_id, self.top_k
+        )
+        self.true_positives.assign_add(tp)
+        self.false_positives.assign_add(fp)
+        self.false_negatives.assign_add(fn)
 
     def _ratio(self, num: Any, den: Any) -> Tensor:
-        xp = _xp(num)
-        out = xp.where(den > 0, num / xp.where(den > 0, den, 1), 0).astype(self._dtype)
-        return Tensor(out[0] if len(self.thresholds) == 1 else out, self._weights[0]._device)
+        out = metric_ops.ratio(num, den)
+        return out[0] if len(self.thresholds) == 1 else out
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -106,7 +73,7 @@ class Precision(_Confusion):
     """
 
     def result(self) -> Tensor:
-        tp, fp = self.true_positives._data, self.false_positives._data
+        tp, fp = self.true_positives, self.false_positives
         return self._ratio(tp, tp + fp)
 
 
@@ -118,7 +85,7 @@ class Recall(_Confusion):
     """
 
     def result(self) -> Tensor:
-        tp, fn = self.true_positives._data, self.false_negatives._data
+        tp, fn = self.true_positives, self.false_negatives
         return self._ratio(tp, tp + fn)
 
 
@@ -172,41 +139,20 @@ class AUC(Metric):
         self.false_negatives = self.add_weight("false_negatives", (n,))
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        t, p, w, xp = _confusion_inputs(y_true, y_pred, sample_weight, None, None)
-        if self.from_logits:
-            p = 1.0 / (1.0 + xp.exp(-p))
-        th = xp.asarray(self.thresholds, dtype=np.float64)
-        tp, fp, tn, fn = _counts(
-            t.astype(np.float64),
-            p.astype(np.float64),
-            None if w is None else w.astype(np.float64),
-            th,
-            xp,
-        )
-        self.true_positives._data += tp.astype(self._dtype)
-        self.false_positives._data += fp.astype(self._dtype)
-        self.true_negatives._data += tn.astype(self._dtype)
-        self.false_negatives._data += fn.astype(self._dtype)
+        tp, fp, tn, fn = metric_ops.confusion_counts(
+            y_true, y_pred, sample_weight, self.thresholds, self.dtype, wide=True,
+            from_logits=self.from_logits,
+        )  # fmt: skip
+        self.true_positives.assign_add(tp)
+        self.false_positives.assign_add(fp)
+        self.true_negatives.assign_add(tn)
+        self.false_negatives.assign_add(fn)
 
     def result(self) -> Tensor:
-        tp = backend.to_host(self.true_positives._data).astype(np.float64)
-        fp = backend.to_host(self.false_positives._data).astype(np.float64)
-        tn = backend.to_host(self.true_negatives._data).astype(np.float64)
-        fn = backend.to_host(self.false_negatives._data).astype(np.float64)
-        if self.curve == "PR" and self.summation_method == "interpolation":
-            return self._scalar(_interpolate_pr_auc(tp, fp, fn))
-        rec = _div(tp, tp + fn)
-        if self.curve == "ROC":
-            x, y = _div(fp, fp + tn), rec
-        else:
-            x, y = rec, _div(tp, tp + fp)
-        if self.summation_method == "interpolation":
-            heights = (y[:-1] + y[1:]) / 2.0
-        elif self.summation_method == "minoring":
-            heights = np.minimum(y[:-1], y[1:])
-        else:
-            heights = np.maximum(y[:-1], y[1:])
-        return self._scalar(float(np.sum((x[:-1] - x[1:]) * heights)))
+        return metric_ops.auc(
+            self.true_positives, self.false_positives, self.true_negatives,
+            self.false_negatives, self.curve, self.summation_method,
+        )  # fmt: skip
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -216,23 +162,3 @@ class AUC(Metric):
             "summation_method": self.summation_method,
             "from_logits": self.from_logits,
         }
-
-
-def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.where(b > 0, a / np.where(b > 0, b, 1.0), 0.0)
-
-
-def _interpolate_pr_auc(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> float:
-    """Davis & Goadrich (2006) interpolation of the PR curve, as Keras computes it."""
-    dtp = tp[:-1] - tp[1:]
-    p = tp + fp
-    dp = p[:-1] - p[1:]
-    prec_slope = _div(dtp, np.maximum(dp, 0))
-    intercept = tp[1:] - prec_slope * p[1:]
-    safe_p_ratio = np.where(
-        (p[:-1] > 0) & (p[1:] > 0), _div(p[:-1], np.maximum(p[1:], 0)), np.ones_like(p[1:])
-    )
-    pr_auc_increment = _div(
-        prec_slope * (dtp + intercept * np.log(safe_p_ratio)), np.maximum(tp[1:] + fn[1:], 0)
-    )
-    return float(np.sum(pr_auc_increment))

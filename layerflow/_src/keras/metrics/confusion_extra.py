@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
 from layerflow._src.framework.tensor import Tensor
-from layerflow._src.keras.metrics.base_metric import Metric, _arr, _pair
-from layerflow._src.keras.metrics.confusion import _confusion_inputs, _counts, parse_thresholds
+from layerflow._src.keras.metrics.base_metric import Metric
+from layerflow._src.keras.metrics.confusion import parse_thresholds
+from layerflow._src.ops import compare_ops, math_ops, metric_ops
 
 __all__ = [
     "BinaryIoU",
@@ -33,11 +33,11 @@ __all__ = [
 
 
 def _check_range(owner: Metric, p: Any) -> None:
-    if p.size and (float(p.min()) < 0.0 or float(p.max()) > 1.0):
+    lo, hi = metric_ops.value_range(p)
+    if lo < 0.0 or hi > 1.0:
         raise ValueError(
             f"{type(owner).__name__} '{owner.name}': predictions must be in [0, 1] "
-            f"(probabilities), got values in [{float(p.min())}, {float(p.max())}]. Apply a "
-            "sigmoid to logits first."
+            f"(probabilities), got values in [{lo}, {hi}]. Apply a sigmoid to logits first."
         )
 
 
@@ -53,14 +53,15 @@ class _ConfusionCount(Metric):
         self.accumulator = self.add_weight("accumulator", (len(self.thresholds),))
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        t, p, w, xp = _confusion_inputs(y_true, y_pred, sample_weight, None, None)
-        _check_range(self, p)
-        counts = _counts(t, p, w, xp.asarray(self.thresholds, dtype=p.dtype), xp)
-        self.accumulator._data += counts[self._index].astype(self._dtype)
+        _check_range(self, y_pred)
+        counts = metric_ops.confusion_counts(
+            y_true, y_pred, sample_weight, self.thresholds, self.dtype
+        )
+        self.accumulator.assign_add(counts[self._index])
 
     def result(self) -> Tensor:
-        a = self.accumulator._data
-        return Tensor(a[0] if len(self.thresholds) == 1 else a.copy(), self.accumulator._device)
+        a = self.accumulator.read_value()
+        return a[0] if len(self.thresholds) == 1 else a
 
     def get_config(self) -> dict[str, Any]:
         thresholds = self.init_thresholds
@@ -100,10 +101,6 @@ class FalseNegatives(_ConfusionCount):
 # --- one rate fixed, the other maximized ---------------------------------------------------------
 
 
-def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.where(b > 0, a / np.where(b > 0, b, 1.0), 0.0)
-
-
 class _SensitivitySpecificityBase(Metric):
     """tp, tn, fp, fn at `num_thresholds` thresholds spread over [0, 1] (Keras 2's grid)."""
 
@@ -137,32 +134,20 @@ class _SensitivitySpecificityBase(Metric):
         self.false_negatives = self.add_weight("false_negatives", (n,))
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        t, p, w, xp = _confusion_inputs(y_true, y_pred, sample_weight, self.class_id, None)
-        _check_range(self, p)
-        tp, fp, tn, fn = _counts(t, p, w, xp.asarray(self.thresholds, dtype=p.dtype), xp)
-        self.true_positives._data += tp.astype(self._dtype)
-        self.false_positives._data += fp.astype(self._dtype)
-        self.true_negatives._data += tn.astype(self._dtype)
-        self.false_negatives._data += fn.astype(self._dtype)
-
-    def _rates(self) -> dict[str, np.ndarray]:
-        tp, fp, tn, fn = (
-            np.asarray(backend.to_host(v._data), dtype=np.float64)
-            for v in (self.true_positives, self.false_positives, self.true_negatives,
-                      self.false_negatives)
-        )  # fmt: skip
-        return {
-            "sensitivity": _div(tp, tp + fn),
-            "recall": _div(tp, tp + fn),
-            "specificity": _div(tn, tn + fp),
-            "precision": _div(tp, tp + fp),
-        }
+        tp, fp, tn, fn = metric_ops.confusion_counts(
+            y_true, y_pred, sample_weight, self.thresholds, self.dtype, self.class_id
+        )
+        _check_range(self, y_pred if self.class_id is None else y_pred[..., self.class_id])
+        self.true_positives.assign_add(tp)
+        self.false_positives.assign_add(fp)
+        self.true_negatives.assign_add(tn)
+        self.false_negatives.assign_add(fn)
 
     def _max_under_constraint(self, constrained: str, dependent: str) -> Tensor:
-        rates = self._rates()
-        feasible = rates[constrained] >= self.value
-        best = float(rates[dependent][feasible].max()) if feasible.any() else 0.0
-        return self._scalar(best)
+        return metric_ops.best_rate(
+            self.true_positives, self.false_positives, self.true_negatives,
+            self.false_negatives, constrained, dependent, self.value,
+        )  # fmt: skip
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -271,41 +256,15 @@ class IoU(Metric):
         self.total_cm = self.add_weight("total_confusion_matrix", (num_classes, num_classes))
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        t, p, xp = _pair(y_true, y_pred)
-        if not self.sparse_y_true:
-            t = t.argmax(axis=self.axis)
-        if not self.sparse_y_pred:
-            p = p.argmax(axis=self.axis)
-        w = None
-        if sample_weight is not None:
-            w = xp.asarray(_arr(sample_weight), dtype=self._dtype)
-            w = xp.broadcast_to(w, t.shape) if w.size != t.size else w
-            w = w.reshape(-1)
-        t = t.astype(self._dtype).reshape(-1).astype(np.int64)
-        p = p.astype(self._dtype).reshape(-1).astype(np.int64)
-        if self.ignore_class is not None:
-            keep = t != self.ignore_class
-            t, p = t[keep], p[keep]
-            w = None if w is None else w[keep]
-        n = self.num_classes
-        bad = (t < 0) | (t >= n) | (p < 0) | (p >= n)
-        if bool(bad.any()):
-            raise ValueError(
-                f"{type(self).__name__} '{self.name}': labels and predictions must be class ids "
-                f"in [0, {n}); got labels in [{int(t.min())}, {int(t.max())}] and predictions in "
-                f"[{int(p.min())}, {int(p.max())}]."
-            )
-        cm = xp.bincount(t * n + p, weights=w, minlength=n * n).reshape(n, n)
-        self.total_cm._data += cm.astype(self._dtype)
+        cm = metric_ops.confusion_matrix_counts(
+            y_true, y_pred, sample_weight, self.num_classes, self.dtype,
+            f"{type(self).__name__} '{self.name}'", self.sparse_y_true, self.sparse_y_pred,
+            self.axis, self.ignore_class,
+        )  # fmt: skip
+        self.total_cm.assign_add(cm)
 
     def result(self) -> Tensor:
-        cm = np.asarray(backend.to_host(self.total_cm._data), dtype=np.float64)
-        tp = np.diag(cm)
-        denominator = cm.sum(axis=0) + cm.sum(axis=1) - tp
-        tp, denominator = tp[self.target_class_ids], denominator[self.target_class_ids]
-        valid = float((denominator > 1e-9).sum())
-        iou = _div(tp, denominator)
-        return self._scalar(float(iou.sum()) / valid if valid else 0.0)
+        return metric_ops.iou(self.total_cm, self.target_class_ids)
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -353,15 +312,16 @@ class BinaryIoU(IoU):
         self.threshold = threshold
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        p = np.asarray(backend.to_host(_arr(y_pred)), dtype=self._dtype)
-        super().update_state(y_true, (p >= self.threshold).astype(self._dtype), sample_weight)
+        p = math_ops.cast(y_pred, self.dtype)
+        above = math_ops.cast(compare_ops.greater_equal(p, self.threshold), self.dtype)
+        super().update_state(y_true, above, sample_weight)
 
     def get_config(self) -> dict[str, Any]:
         return {
             "target_class_ids": self.target_class_ids,
             "threshold": self.threshold,
             "name": self.name,
-            "dtype": self._dtype.name,
+            "dtype": self.dtype,
         }
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from layerflow._src.keras import serialization
 from layerflow._src.keras.metrics.base_metric import (
     Mean,
@@ -19,10 +17,9 @@ from layerflow._src.keras.metrics.base_metric import (
     Metric,
     Reduce,
     Sum,
-    _float,
-    _pair,
 )
 from layerflow._src.keras.metrics.confusion import AUC, Precision, Recall
+from layerflow._src.ops import metric_ops
 
 __all__ = [
     "AUC",
@@ -56,73 +53,15 @@ __all__ = [
 ]
 
 
-# --- metric functions on arrays (each returns one value per sample) ------------------------------
-
-
-def _squeeze_last(t: Any, p_ndim: int) -> Any:
-    if t.ndim == p_ndim and t.ndim > 0 and t.shape[-1] == 1:
-        return t[..., 0]
-    return t
-
-
-def accuracy(y_true: Any, y_pred: Any) -> Any:
-    """1.0 where `y_true == y_pred` elementwise."""
-    t, p, xp = _pair(y_true, y_pred)
-    if t.ndim == p.ndim + 1 and t.shape[-1] == 1:
-        t = t[..., 0]
-    return (t == p.astype(t.dtype) if t.dtype != p.dtype else t == p).astype(xp.float32)
-
-
-def sparse_categorical_accuracy(y_true: Any, y_pred: Any) -> Any:
-    """1.0 where the argmax of `y_pred` equals the integer label `y_true`."""
-    t, p, xp = _pair(y_true, y_pred)
-    t = _squeeze_last(t, p.ndim)
-    pred = p.argmax(axis=-1)
-    return (pred == t.astype(pred.dtype)).astype(xp.float32)
-
-
-def categorical_accuracy(y_true: Any, y_pred: Any) -> Any:
-    """1.0 where the argmax of `y_pred` equals the argmax of the one-hot `y_true`."""
-    t, p, xp = _pair(y_true, y_pred)
-    return (p.argmax(axis=-1) == t.argmax(axis=-1)).astype(xp.float32)
-
-
-def binary_accuracy(y_true: Any, y_pred: Any, threshold: float = 0.5) -> Any:
-    """Mean over the last axis of `(y_pred > threshold) == y_true`."""
-    t, p, xp = _pair(y_true, y_pred)
-    if t.ndim == p.ndim - 1:
-        t = t[..., None]
-    hit = ((p > threshold).astype(xp.float32) == t.astype(xp.float32)).astype(xp.float32)
-    return hit.mean(axis=-1) if hit.ndim else hit
-
-
-def top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Any:
-    """1.0 where the true class (argmax of one-hot `y_true`) is among the top `k` predictions."""
-    t, p, xp = _pair(y_true, y_pred)
-    return _in_top_k(p, t.argmax(axis=-1), k, xp)
-
-
-def sparse_top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Any:
-    t, p, xp = _pair(y_true, y_pred)
-    return _in_top_k(p, _squeeze_last(t, p.ndim).astype(np.int64), k, xp)
-
-
-def _in_top_k(p: Any, labels: Any, k: int, xp: Any) -> Any:
-    # TF's in_top_k: the target's score beats all but fewer than k others (ties count as in).
-    target = xp.take_along_axis(p, labels.reshape(-1, 1).astype(np.int64), axis=-1)
-    better = (p > target).sum(axis=-1)
-    return (better < k).astype(xp.float32)
-
-
-def mean_squared_error(y_true: Any, y_pred: Any) -> Any:
-    t, p, xp = _pair(y_true, y_pred)
-    d = _float(p, xp) - t.astype(_float(p, xp).dtype)
-    return (d * d).mean(axis=-1)
-
-
-def mean_absolute_error(y_true: Any, y_pred: Any) -> Any:
-    t, p, xp = _pair(y_true, y_pred)
-    return xp.abs(_float(p, xp) - t.astype(_float(p, xp).dtype)).mean(axis=-1)
+# --- metric functions (each returns one value per sample): gradient-free ops ----------------------
+accuracy = metric_ops.accuracy
+sparse_categorical_accuracy = metric_ops.sparse_categorical_accuracy
+categorical_accuracy = metric_ops.categorical_accuracy
+binary_accuracy = metric_ops.binary_accuracy
+top_k_categorical_accuracy = metric_ops.top_k_categorical_accuracy
+sparse_top_k_categorical_accuracy = metric_ops.sparse_top_k_categorical_accuracy
+mean_squared_error = metric_ops.mean_squared_error
+mean_absolute_error = metric_ops.mean_absolute_error
 
 
 class Accuracy(MeanMetricWrapper):

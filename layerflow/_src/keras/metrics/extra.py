@@ -3,45 +3,29 @@ Poisson, log-cosh, cosine similarity, MAPE, MSLE, cross-entropies), RootMeanSqua
 MeanRelativeError, MeanTensor, F1Score/FBetaScore and R2Score.
 
 Metrics need no gradients: the loss functions run with recording stopped, and the score
-metrics accumulate into their variables from the backend arrays.
+metrics accumulate what the gradient-free ops of `ops/metric_ops.py` compute.
 """
 
 from __future__ import annotations
 
-import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
 from layerflow._src.autodiff.tape import stop_recording_all
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.keras.losses import core as losses
 from layerflow._src.keras.losses import extra as losses_extra
-from layerflow._src.keras.metrics.base_metric import (
-    Mean,
-    MeanMetricWrapper,
-    Metric,
-    _arr,
-    _pair,
-    _xp,
-)
+from layerflow._src.keras.metrics.base_metric import Mean, MeanMetricWrapper, Metric
+from layerflow._src.ops import metric_ops
 
-_EPS = 1e-7
+# The metric form: `sum(l2_normalize(y_true) * l2_normalize(y_pred), axis)` (1 is best).
+cosine_similarity = metric_ops.cosine_similarity
 
 
-def cosine_similarity(y_true: Any, y_pred: Any, axis: int = -1) -> Any:
-    """The metric form: `sum(l2_normalize(y_true) * l2_normalize(y_pred), axis)` (1 is best)."""
-    t, p, xp = _pair(y_true, y_pred)
-    p = p.astype(np.float32) if p.dtype.kind != "f" else p
-    t = t.astype(p.dtype)
-
-    def norm(a: Any) -> Any:
-        return a / xp.sqrt(xp.maximum((a * a).sum(axis=axis, keepdims=True), 1e-12))
-
-    return (norm(t) * norm(p)).sum(axis=axis)
+def _shape_of(x: Any) -> tuple:
+    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
 
 
 class _LossMetric(MeanMetricWrapper):
@@ -150,18 +134,11 @@ class RootMeanSquaredError(Mean):
         super().__init__(name=name, dtype=dtype)
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        t, p, _ = _pair(y_true, y_pred)
-        p = p if p.dtype.kind == "f" else p.astype(self._dtype)
-        t = t.astype(p.dtype)
-        if t.ndim == p.ndim + 1 and t.shape[-1] == 1:
-            t = t[..., 0]
-        elif p.ndim == t.ndim + 1 and p.shape[-1] == 1:
-            p = p[..., 0]
-        super().update_state((p - t) ** 2, sample_weight)
+        squared = metric_ops.squared_error(y_true, y_pred, self.dtype)
+        super().update_state(squared, sample_weight)
 
     def result(self) -> Tensor:
-        count = float(self.count._data)
-        return self._scalar(math.sqrt(float(self.total._data) / count) if count else 0.0)
+        return metric_ops.sqrt_ratio(self.total, self.count)
 
 
 class MeanRelativeError(Mean):
@@ -174,14 +151,10 @@ class MeanRelativeError(Mean):
 
     def __init__(self, normalizer: Any, name: str | None = None, dtype: Any = None) -> None:
         super().__init__(name=name or "mean_relative_error", dtype=dtype)
-        self.normalizer = np.asarray(_arr(normalizer), dtype=self._dtype)
+        self.normalizer = np.asarray(normalizer, dtype=self.dtype)
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        t, p, xp = _pair(y_true, y_pred)
-        p = p.astype(self._dtype)
-        t = t.astype(self._dtype)
-        n = xp.broadcast_to(xp.asarray(self.normalizer), p.shape)
-        rel = xp.where(n != 0, xp.abs(t - p) / xp.where(n != 0, n, 1), 0)
+        rel = metric_ops.relative_error(y_true, y_pred, self.normalizer, self.dtype)
         super().update_state(rel, sample_weight)
 
     def get_config(self) -> dict[str, Any]:
@@ -208,39 +181,27 @@ class MeanTensor(Metric):
         self.count = self.add_weight("count", shape)
 
     def update_state(self, values: Any, sample_weight: Any = None) -> None:
-        v = _arr(values)
-        xp = _xp(v)
-        v = v.astype(self._dtype)
-        if not self._weights:
-            self._build(tuple(v.shape))
-        elif tuple(v.shape) != self._shape:
+        weighted, w = metric_ops.weighted_values(values, sample_weight, self.dtype)
+        if not self.weights:
+            self._build(tuple(weighted.shape))
+        elif tuple(weighted.shape) != self._shape:
             raise ValueError(
                 f"MeanTensor '{self.name}' was built for values of shape {self._shape}, got "
-                f"shape {tuple(v.shape)}; every update must have the same shape."
+                f"shape {tuple(weighted.shape)}; every update must have the same shape."
             )
-        w = xp.ones_like(v) if sample_weight is None else xp.broadcast_to(
-            xp.asarray(_arr(sample_weight), dtype=v.dtype), v.shape
-        )  # fmt: skip
-        self.total._data += v * w
-        self.count._data += w
+        self.total.assign_add(weighted)
+        self.count.assign_add(w)
 
     def result(self) -> Tensor:
-        if not self._weights:
+        if not self.weights:
             raise ValueError(
                 f"MeanTensor '{self.name}' has no result before its first update_state(): the "
                 "shape of the values is not known yet."
             )
-        total, count = self.total._data, self.count._data
-        xp = _xp(total)
-        out = xp.where(count != 0, total / xp.where(count != 0, count, 1), 0).astype(self._dtype)
-        return Tensor(out, self.total._device)
+        return metric_ops.ratio(self.total, self.count)
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "shape": None if self._shape is None else list(self._shape)}
-
-
-def _host(a: Any) -> np.ndarray:
-    return np.asarray(backend.to_host(a))
 
 
 class FBetaScore(Metric):
@@ -293,44 +254,23 @@ class FBetaScore(Metric):
         self.built = True
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        t, p, xp = _pair(y_true, y_pred)
-        t, p = t.astype(self._dtype), p.astype(self._dtype)
         if not self.built:
-            self._build(tuple(t.shape), tuple(p.shape))
-        if self.threshold is None:
-            top = p.max(axis=-1, keepdims=True)
-            p = ((p >= top) & (xp.abs(p) > 1e-12)).astype(self._dtype)
-        else:
-            p = (p > self.threshold).astype(self._dtype)
-        w = None if sample_weight is None else xp.asarray(_arr(sample_weight), self._dtype)
-
-        def wsum(v: Any) -> Any:
-            if w is not None:
-                v = v * w.reshape(-1, 1)
-            return v.sum(axis=self.axis)
-
-        self.true_positives._data += wsum(p * t)
-        self.false_positives._data += wsum(p * (1 - t))
-        self.false_negatives._data += wsum((1 - p) * t)
-        self.intermediate_weights._data += wsum(t)
+            self._build(_shape_of(y_true), _shape_of(y_pred))
+        tp, fp, fn, iw = metric_ops.fbeta_counts(
+            y_true, y_pred, sample_weight, self.threshold, self.axis, self.dtype
+        )
+        self.true_positives.assign_add(tp)
+        self.false_positives.assign_add(fp)
+        self.false_negatives.assign_add(fn)
+        self.intermediate_weights.assign_add(iw)
 
     def result(self) -> Tensor:
         if not self.built:
             return self._scalar(0.0)
-        tp = _host(self.true_positives._data).astype(np.float64)
-        fp, fn = _host(self.false_positives._data), _host(self.false_negatives._data)
-        precision = tp / (tp + fp + _EPS)
-        recall = tp / (tp + fn + _EPS)
-        b2 = self.beta**2
-        f = precision * recall / (b2 * precision + recall + _EPS) * (1 + b2)
-        if self.average == "weighted":
-            iw = _host(self.intermediate_weights._data)
-            f = np.sum(f * iw / (iw.sum() + _EPS))
-        elif self.average is not None:
-            f = np.mean(f)
-        return Tensor(
-            self._weights[0]._device.xp.asarray(f, dtype=self._dtype), self._weights[0]._device
-        )
+        return metric_ops.fbeta(
+            self.true_positives, self.false_positives, self.false_negatives,
+            self.intermediate_weights, self.beta, self.average,
+        )  # fmt: skip
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -403,52 +343,22 @@ class R2Score(Metric):
         self.built = True
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        t, p, xp = _pair(y_true, y_pred)
-        t, p = t.astype(self._dtype), p.astype(self._dtype)
         if not self.built:
-            self._build(tuple(t.shape), tuple(p.shape))
-        w = xp.asarray(1 if sample_weight is None else _arr(sample_weight), dtype=self._dtype)
-        if w.ndim == 1:
-            w = w[:, None]
-        w = xp.broadcast_to(w, t.shape)
-        self.sum._data += (t * w).sum(axis=0)
-        self.squared_sum._data += (t * t * w).sum(axis=0)
-        self.total_mse._data += ((t - p) ** 2 * w).sum(axis=0)
-        self.count._data += w.sum(axis=0)
-        self.num_samples._data += np.int32(t.size)
+            self._build(_shape_of(y_true), _shape_of(y_pred))
+        s, sq, mse, count, n = metric_ops.r2_sums(y_true, y_pred, sample_weight, self.dtype)
+        self.sum.assign_add(s)
+        self.squared_sum.assign_add(sq)
+        self.total_mse.assign_add(mse)
+        self.count.assign_add(count)
+        self.num_samples.assign_add(n)
 
     def result(self) -> Tensor:
         if not self.built:
             return self._scalar(0.0)
-        s, sq = _host(self.sum._data).astype(np.float64), _host(self.squared_sum._data)
-        mse, count = _host(self.total_mse._data), _host(self.count._data)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            total = sq - s * (s / count)
-            raw = 1 - mse / total
-        raw = np.where(np.isinf(raw), 0.0, raw)
-        if self.class_aggregation == "uniform_average":
-            r2 = np.mean(raw)
-        elif self.class_aggregation == "variance_weighted_average":
-            r2 = np.sum(total * raw) / np.sum(total)
-        else:
-            r2 = raw
-        n = int(_host(self.num_samples._data))
-        if self.num_regressors:
-            if self.num_regressors > n - 1:
-                warnings.warn(
-                    "More independent predictors than datapoints in adjusted R2 score. Falling "
-                    "back to standard R2 score.",
-                    stacklevel=2,
-                )
-            elif self.num_regressors == n - 1:
-                warnings.warn(
-                    "Division by zero in Adjusted R2 score. Falling back to standard R2 score.",
-                    stacklevel=2,
-                )
-            else:
-                r2 = 1.0 - (1.0 - r2) * (n - 1.0) / (n - self.num_regressors - 1.0)
-        dev = self._weights[0]._device
-        return Tensor(dev.xp.asarray(r2, dtype=self._dtype), dev)
+        return metric_ops.r2_score(
+            self.sum, self.squared_sum, self.total_mse, self.count, self.num_samples,
+            self.class_aggregation, self.num_regressors,
+        )  # fmt: skip
 
     def get_config(self) -> dict[str, Any]:
         return {

@@ -2,9 +2,11 @@
 and the exponential moving average of the variables (`use_ema`, as tf_keras does it).
 
 Subclasses implement `build(var_list)` (create slots with `add_variable_from_reference`) and
-`update_step(gradient, variable)`. Built-in rules update variables in place through
-`Variable._update` and per-variable scratch buffers, so a step allocates no new parameter-sized
-arrays and mirrored variables keep every copy equal.
+`update_step(gradient, variable)`, written with ops and Variable writes (`assign`,
+`assign_add`, `assign_sub`). The built-in rules compute each update with one gradient-free op
+of `ops/optimizer_ops.py` and write it through the Variable, so every state change is an op
+plus a Variable write (what a traced `tf.function` records) and mirrored variables keep every
+copy equal. Nothing here touches a backend array.
 
 Inside `strategy.run` (a replica context), `apply_gradients` sums the gradients across replicas
 and applies them once, in cross-replica context, as Keras does under a `tf.distribute` strategy.
@@ -21,11 +23,13 @@ import numpy as np
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.distribute import context as distribute_context
 from layerflow._src.distribute.values import select_replica
-from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
 from layerflow._src.keras.optimizers.optimizer_methods import OptimizerMethods
 from layerflow._src.keras.optimizers.schedules import LearningRateSchedule
+from layerflow._src.ops import optimizer_ops
+from layerflow._src.ops.array_ops import constant
 from layerflow._src.utils import naming
 
 
@@ -35,12 +39,6 @@ class _VariableList(list):
 
     def __call__(self) -> list[Any]:
         return list(self)
-
-
-def _array(value: Any, like: Any) -> Any:
-    if isinstance(value, TensorLike):
-        return value._data
-    return like._device.xp.asarray(np.asarray(value, dtype=like._data.dtype))
 
 
 def _check_ema_args(name: str, momentum: Any, frequency: Any) -> None:
@@ -121,7 +119,7 @@ class Optimizer(OptimizerMethods, Trackable):
             self._iterations = Variable(np.int64(0), trainable=False, name="iteration")
         self._variables: list[Variable] = [self._iterations]
         self._slots: dict[int, dict[str, Variable]] = {}
-        self._scratch: dict[int, Any] = {}
+        self._scratch: dict[int, optimizer_ops.Scratch] = {}
         self._built = False
         self._known: set[int] = set()
         self._exclude_ids: set[int] = set()
@@ -151,8 +149,8 @@ class Optimizer(OptimizerMethods, Trackable):
         if isinstance(lr, Variable):
             return lr
         if isinstance(lr, LearningRateSchedule):
-            return lr(self._iterations._data)
-        return Tensor(np.asarray(lr(), dtype=np.float32), self._iterations._device)
+            return lr(self._iterations.read_value())
+        return constant(np.asarray(lr(), dtype=np.float32))
 
     @learning_rate.setter
     def learning_rate(self, value: Any) -> None:
@@ -175,9 +173,9 @@ class Optimizer(OptimizerMethods, Trackable):
         """The learning rate as a Python float for this step (read once per step)."""
         lr = self._learning_rate
         if isinstance(lr, Variable):
-            return float(lr._data)
+            return float(lr)
         if isinstance(lr, LearningRateSchedule):
-            return float(np.asarray(lr(int(self._iterations._data))))
+            return float(np.asarray(lr(int(self._iterations))))
         return float(np.asarray(lr()))
 
     @property
@@ -224,18 +222,11 @@ class Optimizer(OptimizerMethods, Trackable):
     ) -> Variable:
         """A slot variable shaped like `model_variable` (zeros unless `initial_value`)."""
         ref = model_variable
-        xp = ref._device.xp
-        if initial_value is None:
-            shp = tuple(ref._data.shape) if shape is None else tuple(shape)
-            init = xp.zeros(shp, dtype=ref._data.dtype)
-        else:
-            init = _array(initial_value, ref)
-            if shape is not None:
-                init = xp.broadcast_to(init, tuple(shape))
+        init = optimizer_ops.slot_like(ref, initial_value, shape)
         base = ref.name[:-2] if ref.name.endswith(":0") else ref.name
         with naming.name_scope(None):
             slot = Variable(
-                Tensor(init, ref._device),
+                init,
                 trainable=False,
                 name=f"{self.name}/{variable_name}/{base}",
             )
@@ -266,13 +257,12 @@ class Optimizer(OptimizerMethods, Trackable):
                 f"for that variable are {have}."
             ) from None
 
-    def _buffer(self, var: Variable) -> Any:
-        """A scratch array shaped like `var`, reused every step."""
-        buf = self._scratch.get(id(var))
-        if buf is None or buf.shape != var._data.shape or buf.dtype != var._data.dtype:
-            buf = var._device.xp.empty_like(var._data)
-            self._scratch[id(var)] = buf
-        return buf
+    def _scratch_for(self, var: Variable) -> optimizer_ops.Scratch:
+        """The reusable temporary of `var`'s updates (see `optimizer_ops.Scratch`)."""
+        scratch = self._scratch.get(id(var))
+        if scratch is None:
+            scratch = self._scratch[id(var)] = optimizer_ops.Scratch()
+        return scratch
 
     # --- applying gradients -------------------------------------------------------------------
     def exclude_from_weight_decay(
@@ -283,23 +273,10 @@ class Optimizer(OptimizerMethods, Trackable):
         self._exclude_names = tuple(var_names or ())
 
     def _clip(self, grads: list[Any]) -> list[Any]:
-        if self.clipvalue is not None:
-            c = float(self.clipvalue)
-            return [g._device.xp.clip(g._data, -c, c) for g in grads]
-        arrays = [g._data for g in grads]
-        if self.clipnorm is not None:
-            out = []
-            for a in arrays:
-                xp = a.__array_namespace__() if hasattr(a, "__array_namespace__") else np
-                norm = float(xp.sqrt(xp.sum(a * a)))
-                out.append(a * (self.clipnorm / norm) if norm > self.clipnorm else a)
-            return out
-        if self.global_clipnorm is not None:
-            total = float(np.sqrt(sum(float((a * a).sum()) for a in arrays)))
-            if total > self.global_clipnorm:
-                scale = self.global_clipnorm / total
-                return [a * a.dtype.type(scale) for a in arrays]
-        return arrays
+        """The gradients clipped as `clipvalue`, `clipnorm` or `global_clipnorm` say."""
+        return optimizer_ops.clip_gradients(
+            grads, self.clipvalue, self.clipnorm, self.global_clipnorm
+        )
 
     def _decay_weights(self, variables: list[Variable], lr: float) -> None:
         wd = self.weight_decay
@@ -308,7 +285,7 @@ class Optimizer(OptimizerMethods, Trackable):
         for v in variables:
             if id(v) in self._exclude_ids or any(n in v.name for n in self._exclude_names):
                 continue
-            v._update(operator.imul, v._data.dtype.type(1.0 - lr * wd))
+            v._update(operator.imul, v.dtype.as_numpy_dtype(1.0 - lr * wd))
 
     def apply_gradients(
         self,
@@ -340,12 +317,11 @@ class Optimizer(OptimizerMethods, Trackable):
                 )
             if g is None:
                 continue
-            if not isinstance(g, TensorLike):
-                g = Tensor(_array(g, v), v._device)
-            if tuple(g._data.shape) != tuple(v._data.shape):
+            g = optimizer_ops.as_gradient(g, v)
+            if g.shape != v.shape:
                 raise ValueError(
                     f"{self.name}: the gradient for variable '{v.name}' has shape "
-                    f"{tuple(g._data.shape)} but the variable has shape {tuple(v._data.shape)}."
+                    f"{tuple(g.shape)} but the variable has shape {tuple(v.shape)}."
                 )
             kept_g.append(g)
             kept_v.append(v)
@@ -363,11 +339,11 @@ class Optimizer(OptimizerMethods, Trackable):
             self._built = True
             known.update(id(v) for v in new)
         self._run_after_build()  # checkpoint values waiting for the slots (optimizer_methods)
-        arrays = self._clip(kept_g)
+        clipped = self._clip(kept_g)
         lr = self._lr_value()
         self._current_lr = lr
         self._decay_weights(kept_v, lr)
-        self._apply(arrays, kept_g, kept_v, lr)
+        self._apply(clipped, kept_g, kept_v, lr)
         if self.use_ema:
             self._ema_step(kept_v)
         self._iterations._update(operator.iadd, 1)
@@ -391,12 +367,13 @@ class Optimizer(OptimizerMethods, Trackable):
         return ctx.merge_call(apply, args=(list(grads),))
 
     def _apply(
-        self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float
+        self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: float
     ) -> None:
-        """Built-in optimizers override this with in-place array updates."""
-        for a, g, v in zip(arrays, grads, variables):
-            grad = g if a is g._data else Tensor(a, v._device)
-            self.update_step(grad, v)
+        """Update every variable from its clipped gradient (`clipped[i]`, a tensor; `grads`
+        holds the gradients before clipping). The default calls `update_step` per variable;
+        the built-in rules override it to read the learning rate once per step."""
+        for g, v in zip(clipped, variables):
+            self.update_step(g, v)
 
     # --- exponential moving average of the variables (use_ema=True) ----------------------------
     def _ema_step(self, variables: list[Variable]) -> None:
@@ -470,7 +447,7 @@ class Optimizer(OptimizerMethods, Trackable):
     def get_config(self) -> dict[str, Any]:
         lr = self._learning_rate
         if isinstance(lr, Variable):
-            lr_conf: Any = float(lr._data)
+            lr_conf: Any = float(lr)
         elif isinstance(lr, LearningRateSchedule):
             lr_conf = {"class_name": type(lr).__name__, "config": lr.get_config()}
         else:
@@ -503,6 +480,4 @@ class Optimizer(OptimizerMethods, Trackable):
         return cls(**config)
 
     def __repr__(self) -> str:
-        return (
-            f"<{type(self).__name__} name={self.name!r} iterations={int(self._iterations._data)}>"
-        )
+        return f"<{type(self).__name__} name={self.name!r} iterations={int(self._iterations)}>"

@@ -1,58 +1,20 @@
-"""The built-in update rules (Keras 2.11+ formulas), each written as in-place array updates.
+"""The built-in update rules (Keras 2.11+ formulas).
 
-Every rule computes into `out=` buffers, so one step allocates nothing the size of a parameter
-(`Optimizer._buffer` keeps one scratch per variable), and writes each variable and slot through
-`Variable._update(fn, *args)` with one of the small kernels below: the state changes where the
-variable says (every copy of a mirrored variable), never behind its back.
+Each rule computes a step with one gradient-free op of `ops/optimizer_ops.py` (the new slot
+values and the variable's increment, from the gradient and the slots read in place) and
+writes the results through the Variables (`assign`, `assign_add`, `assign_sub`): every state
+change is an op plus a Variable write, and every copy of a mirrored variable changes with it.
+A rule written outside this file does the same in `update_step(gradient, variable)`.
 """
 
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any
 
 from layerflow._src.framework.variables import Variable
 from layerflow._src.keras.optimizers.optimizer import Optimizer
-
-
-# --- in-place kernels: `fn(array, *args)` for Variable._update ------------------------------------
-def _decay_then_sub(m: Any, mom: float, buf: Any) -> None:
-    """Momentum: `m = mom * m - buf`."""
-    m *= mom
-    m -= buf
-
-
-def _nesterov(w: Any, buf: Any, m: Any, mom: float, xp: Any) -> None:
-    """`w += mom * m - buf`, with `buf` (lr * g) reused as scratch."""
-    w -= buf
-    xp.multiply(m, mom, out=buf)
-    w += buf
-
-
-def _moving_average(m: Any, g: Any, rate: float, buf: Any, xp: Any) -> None:
-    """`m += rate * (g - m)`."""
-    xp.subtract(g, m, out=buf)
-    buf *= rate
-    m += buf
-
-
-def _moving_average_sq(v: Any, g: Any, rate: float, buf: Any, xp: Any) -> None:
-    """`v += rate * (g^2 - v)`."""
-    xp.multiply(g, g, out=buf)
-    buf -= v
-    buf *= rate
-    v += buf
-
-
-def _running_max(vhat: Any, v: Any, xp: Any) -> None:
-    xp.maximum(vhat, v, out=vhat)
-
-
-def _scale_add(acc: Any, scale: float, buf: Any) -> None:
-    """`acc = scale * acc + buf`."""
-    acc *= scale
-    acc += buf
+from layerflow._src.ops import optimizer_ops as K
 
 
 class SGD(Optimizer):
@@ -90,22 +52,21 @@ class SGD(Optimizer):
                 self.add_variable_from_reference(v, "m")
 
     def _apply(
-        self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float
+        self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: float
     ) -> None:
         mom = self.momentum
-        for g, v in zip(arrays, variables):
-            buf = self._buffer(v)
-            xp = v._device.xp
-            xp.multiply(g, lr, out=buf)
+        for g, v in zip(clipped, variables):
             if not mom:
-                v._update(operator.isub, buf)
+                v.assign_sub(K.sgd_delta(g, lr, self._scratch_for(v)))
                 continue
             m = self._slots[id(v)]["m"]
-            m._update(_decay_then_sub, mom, buf)
+            new_m, *deltas = K.sgd_momentum(g, m, lr, mom, self.nesterov)
+            m.assign(new_m)
             if self.nesterov:
-                v._update(_nesterov, buf, m._data, mom, xp)
+                v.assign_sub(deltas[0])
+                v.assign_add(deltas[1])
             else:
-                v._update(operator.iadd, m._data)
+                v.assign_add(deltas[0])
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
@@ -146,25 +107,20 @@ class Adam(Optimizer):
                 self.add_variable_from_reference(v, "vhat")
 
     def _apply(
-        self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float
+        self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: float
     ) -> None:
-        t = int(self._iterations._data) + 1
+        t = int(self._iterations) + 1
         b1, b2 = self.beta_1, self.beta_2
         alpha = lr * math.sqrt(1.0 - b2**t) / (1.0 - b1**t)
-        for g, var in zip(arrays, variables):
-            xp = var._device.xp
+        for g, var in zip(clipped, variables):
             slots = self._slots[id(var)]
-            buf = self._buffer(var)
-            slots["m"]._update(_moving_average, g, 1.0 - b1, buf, xp)
-            slots["v"]._update(_moving_average_sq, g, 1.0 - b2, buf, xp)
-            v = slots["v"]._data
+            m, v = K.adam_moments(g, slots["m"], slots["v"], b1, b2)
+            slots["m"].assign(m)
+            slots["v"].assign(v)
             if self.amsgrad:
-                v = slots["vhat"]._update(_running_max, v, xp)._data
-            xp.sqrt(v, out=buf)
-            buf += self.epsilon
-            xp.divide(slots["m"]._data, buf, out=buf)
-            buf *= alpha
-            var._update(operator.isub, buf)
+                v = K.running_max(slots["vhat"], v)
+                slots["vhat"].assign(v)
+            var.assign_sub(K.adam_delta(m, v, alpha, self.epsilon))
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -240,32 +196,20 @@ class RMSprop(Optimizer):
                 self.add_variable_from_reference(v, "average_gradient")
 
     def _apply(
-        self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float
+        self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: float
     ) -> None:
-        rho = self.rho
-        for g, var in zip(arrays, variables):
-            xp = var._device.xp
+        for g, var in zip(clipped, variables):
             slots = self._slots[id(var)]
-            buf = self._buffer(var)
-            xp.multiply(g, g, out=buf)
-            buf *= 1.0 - rho
-            vel = slots["velocity"]._update(_scale_add, rho, buf)._data
-            if self.centered:
-                xp.multiply(g, 1.0 - rho, out=buf)
-                avg = slots["average_gradient"]._update(_scale_add, rho, buf)._data
-                xp.multiply(avg, avg, out=buf)
-                xp.subtract(vel, buf, out=buf)
-            else:
-                buf[...] = vel
-            buf += self.epsilon
-            xp.sqrt(buf, out=buf)
-            xp.divide(g, buf, out=buf)
-            buf *= lr
+            avg = slots["average_gradient"] if self.centered else None
+            vel, delta, *new_avg = K.rmsprop(g, slots["velocity"], avg, lr, self.rho, self.epsilon)
+            slots["velocity"].assign(vel)
+            if new_avg:
+                avg.assign(new_avg[0])
             if self.momentum > 0:
-                mom = slots["momentum"]._update(_scale_add, self.momentum, buf)._data
-                var._update(operator.isub, mom)
-            else:
-                var._update(operator.isub, buf)
+                mom = slots["momentum"]
+                mom.assign(K.scale_add(mom, self.momentum, delta))
+                delta = mom
+            var.assign_sub(delta)
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -300,22 +244,17 @@ class Adagrad(Optimizer):
     def build(self, var_list: list[Variable]) -> None:
         super().build(var_list)
         for v in var_list:
-            init = v._device.xp.full(v._data.shape, self.initial_accumulator_value, v._data.dtype)
+            init = K.slot_like(v, fill=self.initial_accumulator_value)
             self.add_variable_from_reference(v, "accumulator", initial_value=init)
 
     def _apply(
-        self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float
+        self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: float
     ) -> None:
-        for g, var in zip(arrays, variables):
-            xp = var._device.xp
-            buf = self._buffer(var)
-            xp.multiply(g, g, out=buf)
-            acc = self._slots[id(var)]["accumulator"]._update(operator.iadd, buf)._data
-            xp.add(acc, self.epsilon, out=buf)
-            xp.sqrt(buf, out=buf)
-            xp.divide(g, buf, out=buf)
-            buf *= lr
-            var._update(operator.isub, buf)
+        for g, var in zip(clipped, variables):
+            acc = self._slots[id(var)]["accumulator"]
+            new_acc, delta = K.adagrad(g, acc, lr, self.epsilon)
+            acc.assign(new_acc)
+            var.assign_sub(delta)
 
     def get_config(self) -> dict[str, Any]:
         return {

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
 from layerflow._src.saving import restore
@@ -181,7 +180,7 @@ def save(root: Any, path: str | os.PathLike, overwrite: bool = True) -> None:
             if entry.name is not None:
                 vars_group.attrs["name"] = entry.name
             for i, var in enumerate(entry.variables):
-                vars_group.create_dataset(str(i), data=np.asarray(backend.to_host(var._data)))
+                vars_group.create_dataset(str(i), data=var.numpy())
 
 
 # --- reading the file ---------------------------------------------------------------------------

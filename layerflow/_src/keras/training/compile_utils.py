@@ -36,9 +36,12 @@ def _output_names(y_pred: Any, given: list[str] | None = None) -> list[str]:
     return [f"output_{i + 1}" for i in range(n)]
 
 
+def _shape(x: Any) -> tuple:
+    return tuple(x.shape) if isinstance(x, TensorLike) else np.shape(x)
+
+
 def _batch_size(y_pred: Any) -> float:
-    first = nest.flatten(y_pred)[0]
-    shape = first._data.shape if isinstance(first, TensorLike) else np.shape(first)
+    shape = _shape(nest.flatten(y_pred)[0])
     return float(shape[0]) if len(shape) else 1.0
 
 
@@ -133,7 +136,7 @@ class LossesContainer:
 
     def update_trackers(self, total: Any, parts: list[Any] | None, y_pred: Any) -> None:
         """Add one batch's losses to the running means, weighted by the batch's size."""
-        self.tracker.update_state(total._data, sample_weight=_batch_size(y_pred))
+        self.tracker.update_state(total, sample_weight=_batch_size(y_pred))
         if parts is None:
             return
         if self._trackers is None:
@@ -145,7 +148,7 @@ class LossesContainer:
         preds = list(y_pred.values()) if isinstance(y_pred, dict) else nest.flatten(y_pred)
         for tracker, value, p in zip(self._trackers, parts, preds):
             if tracker is not None and value is not None:
-                tracker.update_state(value._data, sample_weight=_batch_size(p))
+                tracker.update_state(value, sample_weight=_batch_size(p))
 
     def _multi(self, y_true: Any, y_pred: Any, sample_weight: Any) -> tuple[Any, list[Any]]:
         if self._per_output is None:
@@ -195,13 +198,12 @@ class _AutoAccuracy(metrics_mod.MeanMetricWrapper):
 
     def _pick(self, y_true: Any, y_pred: Any) -> Any:
         if self._chosen is None:
-            t = y_true._data if isinstance(y_true, TensorLike) else np.asarray(y_true)
-            p = y_pred._data if isinstance(y_pred, TensorLike) else np.asarray(y_pred)
-            t_last = t.shape[-1] if t.ndim else 1
-            p_last = p.shape[-1] if p.ndim else 1
+            t, p = _shape(y_true), _shape(y_pred)
+            t_last = t[-1] if t else 1
+            p_last = p[-1] if p else 1
             if p_last == 1:
                 self._chosen = metrics_mod.binary_accuracy
-            elif t.ndim < p.ndim or (t_last == 1 and p_last > 1):
+            elif len(t) < len(p) or (t_last == 1 and p_last > 1):
                 self._chosen = metrics_mod.sparse_categorical_accuracy
             else:
                 self._chosen = metrics_mod.categorical_accuracy

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
-from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.data import arrays
+from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras.utils.sequence import Sequence, ordered_map
 from layerflow._src.ops import random_ops
 from layerflow._src.utils import nest
@@ -68,18 +68,8 @@ def _is_array_like(x: Any) -> bool:
 
 
 def _as_array(x: Any) -> Any:
-    """A backend array (NumPy, or the tensor's own array); float64 becomes float32 as in Keras."""
-    if isinstance(x, TensorLike):
-        return x._data
-    a = np.asarray(x)
-    if a.dtype == np.float64:
-        a = a.astype(np.float32)
-    if a.dtype.kind in "US" or a.dtype == object:
-        raise TypeError(
-            f"Training data must be numeric arrays, got an array of dtype {a.dtype}. Convert it "
-            "to numbers (e.g. with a lookup table) first."
-        )
-    return a
+    """The array batches are sliced from (`data.arrays.source_array`)."""
+    return arrays.source_array(x)
 
 
 def _rng() -> np.random.Generator:
@@ -128,16 +118,13 @@ class ArrayData:
         self.shuffle = shuffle
         self.steps = steps or math.ceil(self.n / self.batch_size)
         self._rng = _rng() if shuffle else None
-        self._device = backend.current_device()
+        self._device = arrays.feed_device()
 
     def __len__(self) -> int:
         return self.steps
 
     def _take(self, a: Any, idx: Any) -> Any:
-        part = a[idx]
-        if isinstance(part, np.ndarray):
-            return Tensor(backend.to_device(part, self._device), self._device)
-        return Tensor(part, backend.array_device(part))
+        return arrays.rows(a, idx, self._device)
 
     def _batch(self, idx: Any) -> Any:
         def take(v: Any) -> Any:
@@ -169,7 +156,7 @@ class ArrayData:
 def _class_weights(y: Any, sw: Any, class_weight: dict) -> Any:
     if nest.is_nested(y):
         raise ValueError("class_weight is only supported for models with a single output.")
-    labels = backend.to_host(y)
+    labels = arrays.host(y)
     if labels.ndim == 2 and labels.shape[1] > 1:
         labels = labels.argmax(axis=1)
     labels = labels.reshape(labels.shape[0], -1)[:, 0].astype(np.int64)
@@ -178,15 +165,12 @@ def _class_weights(y: Any, sw: Any, class_weight: dict) -> Any:
         table[int(k)] = w
     weights = table[labels]
     if sw is not None:
-        weights = weights * backend.to_host(sw).reshape(weights.shape[0], -1)[:, 0]
+        weights = weights * arrays.host(sw).reshape(weights.shape[0], -1)[:, 0]
     return weights.astype(np.float32)
 
 
 def _to_tensor(a: Any) -> Any:
-    if a is None or isinstance(a, TensorLike):
-        return a
-    device = backend.current_device()
-    return Tensor(backend.to_device(_as_array(a), device), device)
+    return arrays.to_tensor(a)
 
 
 def _to_tensors(v: Any) -> Any:
@@ -239,8 +223,8 @@ class IterableData:
             x, y, sw = unpack_x_y_sample_weight(element)
             if self.class_weight is not None and y is not None:
                 sw = _class_weights(
-                    _to_tensors(y)._data,
-                    None if sw is None else _to_tensors(sw)._data,
+                    _to_tensors(y),
+                    None if sw is None else _to_tensors(sw),
                     self.class_weight,
                 )
             yield pack_x_y_sample_weight(_to_tensors(x), _to_tensors(y), _to_tensors(sw))

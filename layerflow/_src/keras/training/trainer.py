@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.distribute import distribute_lib
 from layerflow._src.distribute.train_step import distributed_train_step
@@ -33,8 +32,8 @@ _log = logging.getLogger("layerflow")
 def _py(value: Any) -> Any:
     """A Python float (or list) for a log value, as Keras hands logs to callbacks."""
     if isinstance(value, TensorLike):
-        a = value._data
-        return float(a) if a.ndim == 0 else backend.to_host(a).tolist()
+        a = value.numpy()
+        return float(a) if np.ndim(a) == 0 else a.tolist()
     if isinstance(value, np.ndarray | np.generic):
         return float(value) if np.ndim(value) == 0 else value.tolist()
     return value
@@ -58,7 +57,7 @@ def _verbose(verbose: Any) -> int:
 
 
 def _host(value: Any) -> Any:
-    return backend.to_host(value._data) if isinstance(value, TensorLike) else np.asarray(value)
+    return value.numpy() if isinstance(value, TensorLike) else np.asarray(value)
 
 
 class Trainer:
@@ -170,12 +169,15 @@ class Trainer:
 
     @property
     def metrics(self) -> list[Any]:
-        """The loss tracker(s) then the compiled metrics (empty before compile)."""
+        """The loss tracker(s), the compiled metrics, then the metrics that attributes of the
+        model and its layers hold (`self.loss_tracker = tf.keras.metrics.Mean()`), as Keras 2."""
         out: list[Any] = []
         if self._compiled_loss is not None:
             out.extend(self._compiled_loss.metrics)
         if self._compiled_metrics is not None:
             out.extend(self._compiled_metrics.metrics)
+        known = {id(m) for m in out}
+        out.extend(m for m in self._tracked_metrics() if id(m) not in known)
         layer_metrics = getattr(self, "_layer_metrics", None)  # add_metric's (Layer API)
         if layer_metrics is not None:
             out.extend(m for m in layer_metrics() if all(m is not o for o in out))
@@ -558,7 +560,7 @@ class Trainer:
 
 def _n(x: Any) -> int:
     first = nest.flatten(x)[0]
-    shape = first._data.shape if isinstance(first, TensorLike) else np.shape(first)
+    shape = tuple(first.shape) if isinstance(first, TensorLike) else np.shape(first)
     return max(int(shape[0]) if len(shape) else 1, 1)
 
 
@@ -570,7 +572,7 @@ def _should_validate(epoch: int, freq: Any) -> bool:
 
 def _n_rows(structure: Any) -> int:
     first = nest.flatten(structure)[0]
-    shape = first._data.shape if isinstance(first, TensorLike) else np.shape(first)
+    shape = tuple(first.shape) if isinstance(first, TensorLike) else np.shape(first)
     return int(shape[0]) if len(shape) else 1
 
 

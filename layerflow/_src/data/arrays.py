@@ -1,0 +1,60 @@
+"""In-memory arrays as a source of batches: what `Model.fit(x, y)` slices its batches from.
+
+A batch source holds, for each input, the array behind a tensor (no copy) or a host NumPy
+array; `rows` slices a batch and returns it as a tensor on the device it computes on. This is
+the one place above `backend/` where Keras's data feeding touches arrays (a service layer, as
+the rest of `data/`); `keras/` only passes these arrays around and reads their shapes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from layerflow._src import backend
+from layerflow._src.framework.tensor import Tensor, TensorLike
+
+
+def source_array(x: Any) -> Any:
+    """The array batches are sliced from: a tensor's own array (no copy), or `x` as a NumPy
+    array (float64 becomes float32, as Keras feeds it); text or object arrays are an error."""
+    if isinstance(x, TensorLike):
+        return x._data
+    a = np.asarray(x)
+    if a.dtype == np.float64:
+        a = a.astype(np.float32)
+    if a.dtype.kind in "US" or a.dtype == object:
+        raise TypeError(
+            f"Training data must be numeric arrays, got an array of dtype {a.dtype}. Convert it "
+            "to numbers (e.g. with a lookup table) first."
+        )
+    return a
+
+
+def feed_device() -> backend.Device:
+    """The device batches go to: the current device when the source is made."""
+    return backend.current_device()
+
+
+def rows(a: Any, idx: Any, device: backend.Device) -> Tensor:
+    """`a[idx]` as a tensor: host rows copied to `device`, device rows kept where they are."""
+    part = a[idx]
+    if isinstance(part, np.ndarray):
+        return Tensor(backend.to_device(part, device), device)
+    return Tensor(part, backend.array_device(part))
+
+
+def to_tensor(a: Any) -> Any:
+    """`a` as a tensor on the current device (a tensor or None unchanged)."""
+    if a is None or isinstance(a, TensorLike):
+        return a
+    device = backend.current_device()
+    return Tensor(backend.to_device(source_array(a), device), device)
+
+
+def host(a: Any) -> np.ndarray:
+    """A NumPy view or copy of a source array or tensor, for host-side bookkeeping."""
+    if isinstance(a, TensorLike):
+        return a.numpy()
+    return np.asarray(backend.to_host(a))

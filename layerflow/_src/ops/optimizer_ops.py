@@ -1,0 +1,258 @@
+"""The optimizers' kernels: small gradient-free ops that compute an update from tensors.
+
+Each op takes the gradient and the current slot values (Variables read in place, never
+copied) and returns the new slot values and the variable's increment as tensors; the
+optimizer writes them through the Variable (`assign`, `assign_add`, `assign_sub`), so every
+state change is an op followed by a Variable write, which a traced `tf.function` sees and a
+`MirroredVariable` applies to every copy. The formulas are Keras 2.11+'s, in the same float
+order as the former in-place updates, so results are unchanged bit for bit.
+
+No op here has a gradient: an optimizer step is never differentiated (a tape that watches a
+slot records nothing).
+
+>>> import layerflow as tf
+>>> m, delta = sgd_momentum(tf.constant([1.0]), tf.Variable([0.5]), 0.1, 0.9, False)
+>>> m.numpy(), delta.numpy()
+(array([0.35], dtype=float32), array([0.35], dtype=float32))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from layerflow._src import backend
+from layerflow._src.autodiff.op import op
+from layerflow._src.framework.convert import to_array
+from layerflow._src.framework.tensor import Tensor, TensorLike
+
+__all__ = [
+    "adagrad",
+    "adam_delta",
+    "adam_moments",
+    "as_gradient",
+    "clip_gradients",
+    "rmsprop",
+    "running_max",
+    "scale_add",
+    "sgd_delta",
+    "sgd_momentum",
+    "slot_like",
+    "Scratch",
+]
+
+
+# --- slots and gradients --------------------------------------------------------------------------
+def slot_like(ref: Any, initial_value: Any = None, shape: Any = None, fill: float | None = None
+              ) -> Tensor:  # fmt: skip
+    """A fresh tensor on `ref`'s device with its dtype: zeros (or `fill`) of `ref`'s shape (or
+    `shape`), or `initial_value` (broadcast to `shape` when given), copied."""
+    device, dt = ref._device, ref._data.dtype
+    xp = device.xp
+    if initial_value is None:
+        shp = tuple(ref._data.shape) if shape is None else tuple(shape)
+        value = xp.zeros(shp, dtype=dt) if fill is None else xp.full(shp, fill, dtype=dt)
+        return Tensor(value, device)
+    value = to_array(initial_value, None, device) if isinstance(initial_value, TensorLike) else (
+        backend.to_device(np.asarray(initial_value, dtype=dt), device)
+    )  # fmt: skip
+    if shape is not None:
+        value = xp.broadcast_to(value, tuple(shape))
+    return Tensor(xp.array(value, dtype=dt, copy=True), device)
+
+
+def as_gradient(value: Any, variable: Any) -> Tensor:
+    """A gradient given as a Python or NumPy value, as a tensor of `variable`'s dtype on its
+    device (a tensor passes unchanged)."""
+    if isinstance(value, TensorLike):
+        return value
+    device = variable._device
+    return Tensor(backend.to_device(np.asarray(value, dtype=variable._data.dtype), device), device)
+
+
+# --- clipping -------------------------------------------------------------------------------------
+@op("clip_gradient_by_value")
+def _clip_value(xp: Any, g: Any, c: float) -> Any:
+    return xp.clip(g, -c, c)
+
+
+@op("clip_gradient_by_norm")
+def _clip_norm(xp: Any, g: Any, c: float) -> Any:
+    norm = float(xp.sqrt(xp.sum(g * g)))
+    return g * (c / norm) if norm > c else g
+
+
+@op("clip_gradients_by_global_norm", list_input=True, multi_out=True, same_dtype=False)
+def _clip_global(xp: Any, grads: list[Any], c: float) -> Any:
+    total = math.sqrt(sum(float((a * a).sum()) for a in grads))
+    if total > c:
+        scale = c / total
+        return [a * a.dtype.type(scale) for a in grads]
+    return list(grads)
+
+
+def clip_gradients(grads: Sequence[Any], clipvalue: float | None, clipnorm: float | None,
+                   global_clipnorm: float | None) -> list[Any]:  # fmt: skip
+    """Keras's gradient clipping: by value, by each gradient's norm, or by their global norm
+    (at most one is set; with none, the gradients unchanged)."""
+    if clipvalue is not None:
+        return [_clip_value(g, float(clipvalue)) for g in grads]
+    if clipnorm is not None:
+        return [_clip_norm(g, float(clipnorm)) for g in grads]
+    if global_clipnorm is not None and grads:
+        return list(_clip_global(list(grads), float(global_clipnorm)))
+    return list(grads)
+
+
+# --- update rules ---------------------------------------------------------------------------------
+class Scratch:
+    """One reusable array per variable for an update's temporary (owned by one optimizer).
+
+    A fresh parameter-sized temporary each step costs more than the arithmetic (the allocator
+    maps new pages for large arrays); an op given a Scratch writes its result into the same
+    array every step, and the caller consumes it (a Variable write) before the next step.
+    """
+
+    __slots__ = ("_array",)
+
+    def __init__(self) -> None:
+        self._array: Any = None
+
+    def like(self, xp: Any, a: Any) -> Any:
+        buf = self._array
+        if buf is None or buf.shape != a.shape or buf.dtype != a.dtype or type(buf) is not type(a):
+            buf = self._array = xp.empty_like(a)
+        return buf
+
+
+@op("sgd_delta")
+def _sgd_delta(xp: Any, g: Any, lr: float, scratch: Scratch | None) -> Any:
+    if scratch is None:
+        return xp.multiply(g, lr)
+    return xp.multiply(g, lr, out=scratch.like(xp, g))
+
+
+def sgd_delta(g: Any, lr: float, scratch: Scratch | None = None) -> Tensor:
+    """Plain SGD's decrement of the variable: `lr g` (into `scratch`'s array when given: the
+    result is then valid until the next call with that scratch)."""
+    return _sgd_delta(g, float(lr), scratch)
+
+
+@op("sgd_momentum_update", 2, multi_out=True)
+def _sgd_momentum(xp: Any, g: Any, m: Any, lr: float, momentum: float, nesterov: bool) -> Any:
+    step = xp.multiply(g, lr)
+    new_m = m * momentum
+    new_m -= step
+    if not nesterov:
+        return new_m, new_m
+    return new_m, step, xp.multiply(new_m, momentum)
+
+
+def sgd_momentum(g: Any, m: Any, lr: float, momentum: float, nesterov: bool) -> tuple:
+    """SGD with momentum: `(m', delta)` with `m' = momentum m - lr g`, and the variable gains
+    `delta = m'`; with Nesterov `(m', lr g, momentum m')`: the variable loses the second and
+    gains the third (two writes, in the former in-place order)."""
+    return _sgd_momentum(g, m, float(lr), float(momentum), bool(nesterov))
+
+
+@op("adam_moments_update", 3, multi_out=True)
+def _adam_moments(xp: Any, g: Any, m: Any, v: Any, beta_1: float, beta_2: float) -> Any:
+    new_m = g - m
+    new_m *= 1.0 - beta_1
+    new_m += m
+    new_v = g * g
+    new_v -= v
+    new_v *= 1.0 - beta_2
+    new_v += v
+    return new_m, new_v
+
+
+def adam_moments(g: Any, m: Any, v: Any, beta_1: float, beta_2: float) -> tuple:
+    """Adam's moments: `m' = m + (1 - beta_1)(g - m)`, `v' = v + (1 - beta_2)(g^2 - v)`."""
+    return _adam_moments(g, m, v, float(beta_1), float(beta_2))
+
+
+@op("adam_delta", 2)
+def _adam_delta(xp: Any, m: Any, v: Any, alpha: float, epsilon: float) -> Any:
+    out = xp.sqrt(v)
+    out += epsilon
+    xp.divide(m, out, out=out)
+    out *= alpha
+    return out
+
+
+def adam_delta(m: Any, v: Any, alpha: float, epsilon: float) -> Tensor:
+    """Adam's decrement of the variable: `alpha m / (sqrt(v) + epsilon)`."""
+    return _adam_delta(m, v, float(alpha), float(epsilon))
+
+
+@op("rmsprop_update", list_input=True, multi_out=True)
+def _rmsprop(xp: Any, values: list[Any], lr: float, rho: float, epsilon: float) -> Any:
+    g, vel = values[0], values[1]
+    sq = g * g
+    sq *= 1.0 - rho
+    new_vel = vel * rho
+    new_vel += sq
+    if len(values) == 3:  # centered: subtract the squared running mean gradient
+        avg = values[2]
+        new_avg = avg * rho
+        new_avg += g * (1.0 - rho)
+        den = new_vel - new_avg * new_avg
+    else:
+        new_avg, den = None, new_vel.copy()
+    den += epsilon
+    xp.sqrt(den, out=den)
+    xp.divide(g, den, out=den)
+    den *= lr
+    return (new_vel, den) if new_avg is None else (new_vel, den, new_avg)
+
+
+def rmsprop(g: Any, velocity: Any, average_gradient: Any, lr: float, rho: float,
+            epsilon: float) -> tuple:  # fmt: skip
+    """RMSprop: `(velocity', delta[, average_gradient'])`; the variable loses `delta`
+    (`lr g / sqrt(velocity' - average_gradient'^2 + epsilon)`, centered when
+    `average_gradient` is given)."""
+    values = [g, velocity] if average_gradient is None else [g, velocity, average_gradient]
+    return _rmsprop(values, float(lr), float(rho), float(epsilon))
+
+
+@op("adagrad_update", 2, multi_out=True)
+def _adagrad(xp: Any, g: Any, acc: Any, lr: float, epsilon: float) -> Any:
+    new_acc = g * g
+    new_acc += acc
+    den = new_acc + epsilon
+    xp.sqrt(den, out=den)
+    xp.divide(g, den, out=den)
+    den *= lr
+    return new_acc, den
+
+
+def adagrad(g: Any, accumulator: Any, lr: float, epsilon: float) -> tuple:
+    """Adagrad: `(accumulator', delta)`, `accumulator' = accumulator + g^2`; the variable loses
+    `delta = lr g / sqrt(accumulator' + epsilon)`."""
+    return _adagrad(g, accumulator, float(lr), float(epsilon))
+
+
+@op("running_max", 2)
+def _running_max(xp: Any, a: Any, b: Any) -> Any:
+    return xp.maximum(a, b)
+
+
+def running_max(a: Any, b: Any) -> Tensor:
+    """The elementwise maximum of a slot and a new value (AMSGrad's `vhat`)."""
+    return _running_max(a, b)
+
+
+@op("scale_add", 2)
+def _scale_add(xp: Any, acc: Any, delta: Any, scale: float) -> Any:
+    out = acc * scale
+    out += delta
+    return out
+
+
+def scale_add(acc: Any, scale: float, delta: Any) -> Tensor:
+    """`scale acc + delta` (a momentum accumulator's new value)."""
+    return _scale_add(acc, delta, float(scale))
