@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras.layers.preprocessing.base import PreprocessingLayer, host
 from layerflow._src.keras.layers.preprocessing.category_encoding import (
@@ -114,7 +113,7 @@ class Hashing(PreprocessingLayer):
         out = hash_ints(values, bins, salt)
         if mask is not None:
             out = np.where(mask, 0, out + 1)
-        idx = Tensor(inputs._device.xp.asarray(out), inputs._device)
+        idx = array_ops.constant(out)
         return encode_categorical(
             f"Hashing '{self.name}'", idx, self.output_mode, self.num_bins, self.compute_dtype
         )
@@ -187,7 +186,7 @@ class HashedCrossing(PreprocessingLayer):
                 h = fingerprint_cat64(h, fingerprint64(v) if isinstance(v, bytes) else int(v) & M)
             out[i] = h % self.num_bins
         out = out.reshape(tuple(inputs[0].shape))
-        idx = Tensor(inputs[0]._device.xp.asarray(out), inputs[0]._device)
+        idx = array_ops.constant(out)
         return encode_categorical(
             f"HashedCrossing '{self.name}'", idx, self.output_mode, self.num_bins,
             self.compute_dtype,

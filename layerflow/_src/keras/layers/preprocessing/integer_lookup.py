@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.framework import dtypes, errors
-from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras.layers.preprocessing.base import PreprocessingLayer, host, listify
 from layerflow._src.keras.layers.preprocessing.category_encoding import (
@@ -29,6 +28,7 @@ from layerflow._src.keras.layers.preprocessing.category_encoding import (
     encode_categorical,
     encoded_shape,
 )
+from layerflow._src.ops import array_ops
 
 __all__ = ["IntegerLookup"]
 
@@ -284,7 +284,7 @@ class IntegerLookup(PreprocessingLayer):
             )
         x = host(inputs).astype(np.int64)
         out = self._invert_ids(x) if self.invert else self._lookup_ids(x)
-        idx = Tensor(inputs._device.xp.asarray(out), inputs._device)
+        idx = array_ops.constant(out)
         if self.invert:
             from layerflow._src.ops import math_ops
 

@@ -313,7 +313,7 @@ class StringLookup(PreprocessingLayer):
             if flat is not None:
                 return inputs.with_flat_values(flat)
             ids = self._lookup_ids(host(inputs.flat_values))
-            dense = inputs.with_flat_values(Tensor(ids, inputs.flat_values._device)).to_tensor(
+            dense = inputs.with_flat_values(array_ops.constant(ids)).to_tensor(
                 default_value=_DROP)  # fmt: skip
             return self._encode(dense)
         x = host(inputs)
@@ -327,7 +327,7 @@ class StringLookup(PreprocessingLayer):
                 f"StringLookup '{self.name}' expects string inputs, got {inputs.dtype.name}. "
                 "Use IntegerLookup for integer features, or tf.strings.as_string first."
             )
-        return self._encode(Tensor(inputs._device.xp.asarray(self._lookup_ids(x)), inputs._device))
+        return self._encode(array_ops.constant(self._lookup_ids(x)))
 
     def _encode(self, idx: Tensor) -> Any:
         idf = None if self._idf is None else self._idf.astype(np.float32)
