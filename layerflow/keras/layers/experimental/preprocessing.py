@@ -1,5 +1,5 @@
 """`tf.keras.layers.experimental.preprocessing`: the preprocessing layers under their TF 2.3-2.5
-names. `StringLookup` and `TextVectorization` wait on string tensors."""
+names."""
 
 from layerflow._src.keras.layers.preprocessing.base import PreprocessingLayer
 from layerflow._src.keras.layers.preprocessing.category_encoding import CategoryEncoding
