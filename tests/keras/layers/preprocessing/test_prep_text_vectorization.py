@@ -52,6 +52,15 @@ def test_bag_of_words_modes_match_tf_keras(mode):
     np.testing.assert_allclose(layer(QUERY).numpy(), FIX[f"{mode}_out"], rtol=1e-6)
 
 
+def test_unsplit_strings_are_padded_and_truncated():
+    # tf_keras 2.21: [[3, 0, 0], [2, 0, 0], [1, 0, 0]] and [[3], [2]]
+    pad = TV(split=None, output_sequence_length=3, vocabulary=["a", "b"])
+    np.testing.assert_array_equal(pad(tf.constant([["b"], ["a"], ["z"]])).numpy(),
+                                  [[3, 0, 0], [2, 0, 0], [1, 0, 0]])  # fmt: skip
+    cut = TV(split=None, output_sequence_length=1, vocabulary=["a", "b"])
+    np.testing.assert_array_equal(cut(tf.constant([["b", "a"], ["a", "z"]])).numpy(), [[3], [2]])
+
+
 def test_ragged_callables_and_given_vocabulary():
     layer = TV(ragged=True, split="character", vocabulary=["a", "b"])
     assert layer(["abc", "b"]).to_list() == [[2, 3, 1], [3]]

@@ -30,7 +30,7 @@ from layerflow._src.keras.layers.preprocessing.string_lookup import (
     string_rows,
 )
 from layerflow._src.keras.serialization import deserialize_keras_object, serialize_keras_object
-from layerflow._src.ops import array_ops, gather_ops, string_ops, unicode_ops
+from layerflow._src.ops import array_ops, manip_ops, string_ops, unicode_ops
 from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 
 __all__ = ["TextVectorization"]
@@ -223,7 +223,7 @@ class TextVectorization(PreprocessingLayer):
             width = out.shape[-1]
             if width < n:
                 pad = [[0, 0]] * (len(out.shape) - 1) + [[0, n - width]]
-                out = gather_ops.pad(out, pad)
+                out = manip_ops.pad(out, pad)
         return out
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
