@@ -125,6 +125,8 @@ class Discretization(PreprocessingLayer):
         self.__dict__["_summary"] = merge_summaries(batch, self._summary, self.epsilon)
 
     def finalize_state(self) -> None:
+        if not self._summary.size:
+            return  # as tf_keras: set_weights calls finalize_state on every layer (Keras 2)
         bounds = compress(self._summary, 1.0 / self.num_bins)[0, :-1]
         self.bin_boundaries = [float(b) for b in bounds.astype(np.float32)]
 
