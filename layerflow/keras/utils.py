@@ -47,6 +47,9 @@ _NAMES = {
         "layerflow._src.keras.utils.image_dataset", "image_dataset_from_directory"
     ),
     "split_dataset": ("layerflow._src.keras.utils.dataset_utils", "split_dataset"),
+    "text_dataset_from_directory": (
+        "layerflow._src.keras.utils.text_dataset", "text_dataset_from_directory"
+    ),
     "timeseries_dataset_from_array": (
         "layerflow._src.keras.utils.dataset_utils", "timeseries_dataset_from_array"
     ),

@@ -152,3 +152,8 @@ from layerflow._src.keras.layers.preprocessing.image_preprocessing import (
 )
 from layerflow._src.keras.layers.preprocessing.integer_lookup import IntegerLookup
 from layerflow._src.keras.layers.preprocessing.normalization import Normalization
+
+# isort: split
+# --- string preprocessing layers (h-ktext) ---
+from layerflow._src.keras.layers.preprocessing.string_lookup import StringLookup
+from layerflow._src.keras.layers.preprocessing.text_vectorization import TextVectorization

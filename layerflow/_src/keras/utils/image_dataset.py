@@ -14,17 +14,18 @@ from layerflow._src.keras.utils import image_utils, io_utils
 ALLOWED_FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 
 
-def _walk(directory: str, follow_links: bool) -> list[str]:
+def _walk(directory: str, follow_links: bool, formats: tuple = ALLOWED_FORMATS) -> list[str]:
     found = []
     for root, _, files in sorted(os.walk(directory, followlinks=follow_links), key=lambda w: w[0]):
         for fname in sorted(files):
-            if fname.lower().endswith(ALLOWED_FORMATS):
+            if fname.lower().endswith(formats):
                 found.append(os.path.join(root, fname))
     return found
 
 
 def index_directory(directory: str, labels: Any, class_names: Any, shuffle: bool, seed: Any,
-                    follow_links: bool) -> tuple[list[str], Any, list]:  # fmt: skip
+                    follow_links: bool, formats: tuple = ALLOWED_FORMATS,
+                    ) -> tuple[list[str], Any, list]:  # fmt: skip
     """File paths, labels and class names, in Keras's order (shuffled with `seed`)."""
     if labels == "inferred":
         subdirs = [
@@ -41,12 +42,12 @@ def index_directory(directory: str, labels: Any, class_names: Any, shuffle: bool
             class_names = subdirs
         paths, label_list = [], []
         for index, name in enumerate(class_names):
-            files = _walk(os.path.join(directory, name), follow_links)
+            files = _walk(os.path.join(directory, name), follow_links, formats)
             paths += files
             label_list += [index] * len(files)
         out_labels: Any = np.asarray(label_list, dtype="int32")
     else:
-        paths = _walk(directory, follow_links)
+        paths = _walk(directory, follow_links, formats)
         if labels is not None:
             if len(labels) != len(paths):
                 raise ValueError(

@@ -1,5 +1,5 @@
 """`tf.keras.layers.experimental.preprocessing`: the preprocessing layers under their TF 2.3-2.5
-names. `StringLookup` and `TextVectorization` wait on string tensors."""
+names."""
 
 from layerflow._src.keras.layers.preprocessing.base import PreprocessingLayer
 from layerflow._src.keras.layers.preprocessing.category_encoding import CategoryEncoding
@@ -22,3 +22,7 @@ from layerflow._src.keras.layers.preprocessing.image_preprocessing import (
 )
 from layerflow._src.keras.layers.preprocessing.integer_lookup import IntegerLookup
 from layerflow._src.keras.layers.preprocessing.normalization import Normalization
+from layerflow._src.keras.layers.preprocessing.string_lookup import StringLookup
+from layerflow._src.keras.layers.preprocessing.text_vectorization import (
+    TextVectorization,
+)

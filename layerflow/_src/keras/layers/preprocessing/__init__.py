@@ -1,2 +1,2 @@
-"""Keras preprocessing layers (tf_keras 2 semantics). `StringLookup` and `TextVectorization` wait
-on string tensors, which layerflow does not have yet."""
+"""Keras preprocessing layers (tf_keras 2 semantics), including the string layers `StringLookup`
+and `TextVectorization`."""

@@ -3,7 +3,7 @@ hashed as its decimal string (`tf.as_string`) with farmhash `Fingerprint64`
 (`to_hash_bucket_fast`), or SipHash-2-4 when a `salt` is given (`to_hash_bucket_strong`);
 crosses combine the values with `FingerprintCat64` (`tf.sparse.cross_hashed`).
 
-String features need string tensors, which layerflow does not have yet.
+String tensors hash their bytes the same way (h-ktext).
 """
 
 from __future__ import annotations
@@ -38,22 +38,27 @@ _CROSS_KEY = 0xDECAFCAFFE  # tf.sparse.cross_hashed's default hash_key
 
 
 def _check_integer(layer: Any, x: Any) -> np.ndarray:
+    if x.dtype.name == "string":  # h-ktext: strings hash as their bytes
+        return host(x)
     if not x.dtype.is_integer:
         raise TypeError(
-            f"{type(layer).__name__} '{layer.name}' hashes integer inputs here; got "
-            f"{x.dtype.name}. String inputs need string tensors, which layerflow does not have "
-            "yet; cast whole-number floats to int64 first."
+            f"{type(layer).__name__} '{layer.name}' hashes integer inputs and string tensors; "
+            f"got {x.dtype.name}. Cast whole-number floats to int64 first."
         )
     return host(x).astype(np.int64)
+
+
+def _key(v: Any) -> Any:
+    return v if isinstance(v, bytes) else str(int(v))  # h-ktext: bytes of string tensors
 
 
 def hash_ints(values: np.ndarray, num_bins: int, salt: Any = None) -> np.ndarray:
     """Bucket of each int64 in [0, num_bins): the hash of its decimal string, mod num_bins."""
     uniq, inverse = np.unique(values, return_inverse=True)
     if salt is None:
-        buckets = [fingerprint64(str(int(v))) % num_bins for v in uniq]
+        buckets = [fingerprint64(_key(v)) % num_bins for v in uniq]
     else:
-        buckets = [siphash24(salt, str(int(v))) % num_bins for v in uniq]
+        buckets = [siphash24(salt, _key(v)) % num_bins for v in uniq]
     return np.asarray(buckets, np.int64)[inverse].reshape(values.shape)
 
 
@@ -102,7 +107,8 @@ class Hashing(PreprocessingLayer):
         mask = None
         if self.mask_value is not None and bins > 1:
             bins -= 1
-            mask = values == self.mask_value
+            mv = self.mask_value
+            mask = values == (mv.encode() if isinstance(mv, str) else mv)
         salt = None if self.salt is None else (self.salt[0] & M, self.salt[1] & M)
         out = hash_ints(values, bins, salt)
         if mask is not None:
@@ -176,7 +182,8 @@ class HashedCrossing(PreprocessingLayer):
         for i in range(out.size):
             h = _CROSS_KEY
             for col in cols:
-                h = fingerprint_cat64(h, int(col[i]) & M)
+                v = col[i]
+                h = fingerprint_cat64(h, fingerprint64(v) if isinstance(v, bytes) else int(v) & M)
             out[i] = h % self.num_bins
         out = out.reshape(tuple(inputs[0].shape))
         idx = on_device_of(out, inputs[0])

@@ -283,8 +283,7 @@ class IntegerLookup(PreprocessingLayer):
         if not inputs.dtype.is_integer:
             raise TypeError(
                 f"IntegerLookup '{self.name}' expects integer inputs, got {inputs.dtype.name}; "
-                "cast them first (for strings, StringLookup needs string tensors, which "
-                "layerflow does not have yet)."
+                "cast them first, or use StringLookup for string features."
             )
         x = host(inputs).astype(np.int64)
         out = self._invert_ids(x) if self.invert else self._lookup_ids(x)
