@@ -283,6 +283,8 @@ _LAZY = {
     "summary": "layerflow.summary",
     "strings": "layerflow.strings",
     "ragged": "layerflow.ragged",
+    "bitwise": "layerflow.bitwise",
+    "sets": "layerflow.sets",
 }
 
 
