@@ -57,8 +57,19 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+# CPU seconds (process_time) of each timed epoch, filled by workers that measure them.
+CPU: list[float] = []
+# Lines a worker wants shown beside its result (e.g. the first call's trace time).
+NOTES: list[str] = []
+
+
 def emit(name: str, times: list[float], acc: float) -> None:
-    print("RESULT " + json.dumps({"name": name, "times": times, "acc": acc, "rss": peak_rss_mib()}))
+    result = {"name": name, "times": times, "acc": acc, "rss": peak_rss_mib()}
+    if CPU:
+        result["cpu"] = list(CPU)
+    if NOTES:
+        result["notes"] = list(NOTES)
+    print("RESULT " + json.dumps(result))
 
 
 @contextlib.contextmanager
@@ -118,6 +129,8 @@ def run_workers(script: str, workers: list[tuple[str, str]], epochs: int, timeou
             file=sys.stderr,
             flush=True,
         )
+        for note in r.get("notes", []):
+            print(f"    {note}", file=sys.stderr, flush=True)
     return results
 
 
@@ -153,6 +166,17 @@ def report(results: list, baseline: str, title: str) -> None:
         print(f"{r['name']:<24}{med:>16.3f}{ratio:>9.2f}{r['acc']:>10.4f}{r['rss']:>14.0f}")
     if base:
         print(f"(ratio = median seconds per epoch / {baseline}'s, same run)")
+    timed = [r for r in results if r.get("cpu")]
+    if timed:
+        base_cpu = next((r for r in timed if r["name"] == baseline), None)
+        bmed = statistics.median(base_cpu["cpu"][1:] or base_cpu["cpu"]) if base_cpu else None
+        print(f"{'run':<24}{'median CPU s/epoch':>20}{'ratio':>9}{'RSS ratio':>11}")
+        for r in timed:
+            med = statistics.median(r["cpu"][1:] or r["cpu"])
+            ratio = med / bmed if bmed else float("nan")
+            rss = r["rss"] / base["rss"] if base else float("nan")
+            print(f"{r['name']:<24}{med:>20.3f}{ratio:>9.2f}{rss:>11.2f}")
+        print("(CPU = the process's CPU seconds, all threads: least distorted by a loaded machine)")
 
 
 def main(script: str, doc: str | None, workers: list, default_epochs: int, timeout: int,

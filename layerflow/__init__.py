@@ -283,6 +283,7 @@ _LAZY = {
     "summary": "layerflow.summary",
     "strings": "layerflow.strings",
     "ragged": "layerflow.ragged",
+    "sparse": "layerflow.sparse",
     "bitwise": "layerflow.bitwise",
     "sets": "layerflow.sets",
 }
@@ -329,12 +330,14 @@ def _bfloat16():  # noqa: ANN202 - a DType
 def _lazy_functions() -> dict:
     """TF's top-level initializer aliases, which live in keras, tf.Module and tf.TensorSpec
     (imported on first use, to keep `import layerflow` fast)."""
-    from layerflow._src.framework import type_spec
+    from layerflow._src.framework import sparse_tensor, type_spec
     from layerflow._src.framework.module import Module
     from layerflow._src.keras import initializers as init
 
     return {
         "Module": Module,
+        "SparseTensor": sparse_tensor.SparseTensor,
+        "SparseTensorSpec": sparse_tensor.SparseTensorSpec,
         "TensorSpec": type_spec.TensorSpec,
         "TypeSpec": type_spec.TypeSpec,
         "NoneTensorSpec": type_spec.NoneTensorSpec,

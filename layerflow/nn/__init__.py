@@ -94,6 +94,10 @@ from layerflow._src.ops.pool_extra_ops import (
     max_pool_with_argmax,
 )
 from layerflow._src.ops.space_batch_ops import pool, space_to_batch, with_space_to_batch
+from layerflow._src.ops.sparse_embedding_ops import (
+    embedding_lookup_sparse,
+    safe_embedding_lookup_sparse,
+)
 from layerflow.nn import experimental
 
 # The Keras 2 cell wrappers live in keras (imported on first use, to keep `import layerflow` fast).

@@ -353,6 +353,23 @@ def special_functions(xp: Any) -> ModuleType:
         ) from err
 
 
+def sparse_matrices(xp: Any) -> ModuleType:
+    """SciPy's sparse matrices for arrays of module `xp` (`cupyx.scipy.sparse` for CuPy);
+    optional like `special_functions` (imported on first use)."""
+    name = "scipy.sparse" if xp is np else "cupyx.scipy.sparse"
+    try:
+        if xp is np:
+            import scipy.sparse as sparse
+        else:
+            import cupyx.scipy.sparse as sparse
+        return sparse
+    except ImportError as err:
+        raise ImportError(
+            f"This op needs {name} (sparse matrices), which is not installed. Install it with "
+            "`pip install scipy` (or `pip install layerflow[special]`)."
+        ) from err
+
+
 def array_device(array: Any) -> Device:
     """The logical device an array lives on (the first logical device of its physical one)."""
     if isinstance(array, np.ndarray | np.generic):

@@ -48,15 +48,12 @@ class Reference:
         return f"<Reference wrapping {self._obj!r}>"
 
 
-class TensorLike:
-    """What Tensor and Variable share: shape, dtype, device, host copies, Python conversions.
-
-    Subclasses provide `_data` (a NumPy or CuPy array) and `_device` (a backend Device).
-    """
+class ShapedValue:
+    """`shape`, `get_shape()`, `dtype` and `ndim` read from `_data`: an array, or the ArraySpec of
+    a symbolic tensor (`function/graph.GraphTensor`, which shares this and nothing else)."""
 
     __slots__ = ()
     _data: Any
-    _device: backend.Device
 
     @property
     def shape(self) -> TensorShape:
@@ -72,6 +69,16 @@ class TensorLike:
     @property
     def ndim(self) -> int:
         return self._data.ndim
+
+
+class TensorLike(ShapedValue):
+    """What Tensor and Variable share: shape, dtype, device, host copies, Python conversions.
+
+    Subclasses provide `_data` (a NumPy or CuPy array) and `_device` (a backend Device).
+    """
+
+    __slots__ = ()
+    _device: backend.Device
 
     @property
     def device(self) -> str:

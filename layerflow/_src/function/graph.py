@@ -29,7 +29,7 @@ from layerflow._src.autodiff import dispatch, specs
 from layerflow._src.autodiff import tape as _tape
 from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import convert, dtypes, errors
-from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.framework.tensor import ShapedValue, Tensor, TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.variables import Variable
 from layerflow._src.utils import nest
@@ -46,7 +46,7 @@ _HELP = (
 )
 
 
-class GraphTensor:
+class GraphTensor(ShapedValue):
     """A symbolic tensor of a `tf.function` trace: a slot of the traced program.
 
     `_data` is its ArraySpec (shape, None where unknown, and dtype), so op functions that read
@@ -61,21 +61,6 @@ class GraphTensor:
         self._slot = slot
         self._device = device
         self._name = name
-
-    @property
-    def shape(self) -> TensorShape:
-        return TensorShape(self._data.shape)
-
-    def get_shape(self) -> TensorShape:
-        return self.shape
-
-    @property
-    def dtype(self) -> dtypes.DType:
-        return dtypes.from_numpy(self._data.dtype)
-
-    @property
-    def ndim(self) -> int:
-        return self._data.ndim
 
     @property
     def name(self) -> str:

@@ -3,7 +3,19 @@
 `Plan(graph, outputs)` keeps the steps that the outputs or a stateful step (an assignment, a
 print, a host call) need (dead code removal), turns each into a closure over a list of slots,
 and frees each slot after its last use (liveness), so the program holds no more arrays than
-the eager run would. Dtype and shape checks ran once, at trace time.
+the eager run would. Dtype and shape checks ran once, at trace time. Before that the steps
+are rewritten (`optimize.py`: constants folded, common subexpressions shared, matmuls read
+transposed operands in place) and the results of `out=`-capable ops get buffers reused across
+calls (`buffers.py`: in-place elementwise chains, sized by liveness, never handed out).
+
+Measured on the seed MLP's train step (784-256-10, batch 256, one BLAS thread, CPU time per
+step, medians of one run): the five GEMMs alone 1.84 ms; the plan as traced 2.42 ms; with the
+rewrites 2.33 ms (folding turns the gradient's seed into a constant, which leaves the unused
+loss forward dead); buffers add nothing measurable there (glibc hands the freed 256 KiB
+arrays straight back). The rest is outside the plan: the optimizer's host step (~0.2 ms) and
+the small ops. numexpr was tried for elementwise chains: 4x slower than NumPy's in-place ufunc
+chain here (1 thread), so it is not used; the in-place chain itself is ~1.35x faster than
+allocating one (256x256 to 1024x1024).
 
 `Plan.replay` runs the same steps through the op wrappers on Tensors instead: a call of the
 function under an active `GradientTape` takes that path, so the tape records every op and the
@@ -16,10 +28,14 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from layerflow._src import backend
 from layerflow._src.autodiff import op as _op
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.variables import Variable
+from layerflow._src.function import buffers as _buffers
+from layerflow._src.function import optimize as _optimize
 from layerflow._src.function.graph import Const, Graph, Step, suspended
 from layerflow._src.utils import nest
 
@@ -70,6 +86,8 @@ def _getter(ref: Any, alias_safe: bool = True) -> Callable[[list[Any]], Any]:
             return lambda env: ref._data
         return lambda env: ref._data.copy()
     array = ref.array
+    if not alias_safe and type(ref) is _optimize.Folded:
+        return lambda env: array.copy()
     return lambda env: array
 
 
@@ -131,6 +149,28 @@ def _compile(step: Step, device: backend.Device) -> Runner:
     raise ValueError(f"unknown step kind {kind!r}")
 
 
+def _compile_into(step: Step, device: backend.Device, buffer: int, plain: Runner) -> Runner:
+    """The step writing its result into the plan's buffer `env[buffer]` (`buffers.py`)."""
+    xp = device.xp
+    into = _buffers.INTO[step.fn.name][0]
+    gets = [_getter(r) for r in step.refs]
+    rest = step.rest
+    slot = step.outs[0]
+
+    def run_into(env: list[Any]) -> None:
+        out = env[buffer]
+        try:
+            into(xp, out, *[g(env) for g in gets], *rest)
+        except Exception as err:  # noqa: BLE001 - the op's own path raises the op's own error
+            if isinstance(err, Warning):  # numpy's errors as warnings: the buffer is written
+                raise
+            plain(env)
+            return
+        env[slot] = out
+
+    return run_into
+
+
 def _in_user_code(err: BaseException, where: tuple[str, int, str] | None) -> BaseException:
     """Name the user's line that traced the failing op (as TF's "in user code:")."""
     if where is not None:
@@ -157,14 +197,22 @@ def _compile_host(step: Step, device: backend.Device) -> Runner:
     fn = step.fn
     (structure, positions, out_spec) = step.extra
     flat = nest.flatten(structure)
-    refs = step.refs
+    build = _builder(structure, iter(range(len(flat))))
+    # Variables stay in `flat` as they are; tensors are wrapped anew at each call (a constant,
+    # folded or captured, once).
+    slots = []
+    for pos, ref in zip(positions, step.refs):
+        if type(ref) is int:
+            slots.append((pos, ref))
+        elif not isinstance(ref, Variable):
+            flat[pos] = Tensor(ref.array, device)
     outs = step.outs
 
     def run_host(env: list[Any]) -> None:
         values = list(flat)
-        for pos, ref in zip(positions, refs):
-            values[pos] = ref if isinstance(ref, Variable) else Tensor(env[ref], device)
-        args, kwargs = nest.pack_sequence_as(structure, values)
+        for pos, ref in slots:
+            values[pos] = Tensor(env[ref], device)
+        args, kwargs = build(values)
         if _flags.tracer is None:
             result = fn(*args, **kwargs)
         else:
@@ -175,6 +223,22 @@ def _compile_host(step: Step, device: backend.Device) -> Runner:
                 env[s] = t._data
 
     return run_host
+
+
+def _builder(structure: Any, index: Any) -> Callable[[list[Any]], Any]:
+    """`nest.pack_sequence_as(structure, values)` compiled once for a fixed structure: fresh
+    containers at each call, without walking the structure again."""
+    if not nest.is_nested(structure):
+        i = next(index)
+        return lambda values: values[i]
+    if type(structure) is list or type(structure) is tuple:
+        subs = [_builder(c, index) for c in structure]
+        if type(structure) is list:
+            return lambda values: [b(values) for b in subs]
+        return lambda values: tuple([b(values) for b in subs])
+    # dicts, namedtuples, ...: nest's own rules, on this subtree's leaves
+    leaves = [next(index) for _ in nest.flatten(structure)]
+    return lambda values: nest.pack_sequence_as(structure, [values[i] for i in leaves])
 
 
 def _run_block(runners: list[Runner], env: list[Any]) -> None:
@@ -232,43 +296,76 @@ def _compile_while(step: Step, device: backend.Device) -> Runner:
 
 
 class Plan:
-    """The runnable program of one trace (see the module docstring)."""
+    """The runnable program of one trace (see the module docstring).
 
-    def __init__(self, graph: Graph, output_refs: list[Any], device: backend.Device) -> None:
+    `optimize=False` runs the traced steps as they are (what the tests compare against);
+    by default they are first rewritten (`optimize.py`) and results get pooled buffers
+    (`buffers.py`).
+    """
+
+    def __init__(self, graph: Graph, output_refs: list[Any], device: backend.Device,
+                 optimize: bool = True) -> None:  # fmt: skip
         self.graph = graph
         self.device = device
         self.output_refs = output_refs
         needed = {r for r in output_refs if type(r) is int}
-        self.steps = _prune(graph.steps, set(needed))
+        self.steps = _prune(graph.steps, set(needed))  # as traced: `replay` runs these
         self.n_slots = graph.n_slots
         self.input_slots = [t._slot for t in graph.inputs]
-        runners = [_compile(s, device) for s in self.steps]
+        steps, outputs = self.steps, output_refs
+        assignment = _buffers.Assignment()
+        if optimize:
+            steps, outputs = _optimize.optimize(steps, graph, output_refs, device)
+            needed = {r for r in outputs if type(r) is int}
+            steps = _prune(steps, set(needed))
+            assignment = _buffers.assign(steps, graph, outputs, _reads)
+        self.program_steps = steps
+        self.buffer_specs = assignment.specs
+        runners = []
+        for s in steps:
+            b = assignment.slot_buffer.get(s.outs[0]) if s.outs else None
+            runner = _compile(s, device)
+            if b is not None:
+                runner = _compile_into(s, device, self.n_slots + b, runner)
+            runners.append(runner)
         # Liveness: after step i, drop the slots whose last reader it was.
         last: dict[int, int] = {}
-        for i, s in enumerate(self.steps):
+        for i, s in enumerate(steps):
             for r in _reads(s):
                 last[r] = i
         keep = set(needed)
-        frees: list[list[int]] = [[] for _ in self.steps]
+        frees: list[list[int]] = [[] for _ in steps]
         for slot, i in last.items():
             if slot not in keep:
                 frees[i].append(slot)
-        for i, s in enumerate(self.steps):  # written, never read: dropped at once
+        for i, s in enumerate(steps):  # written, never read: dropped at once
             for o in s.outs:
                 if o not in last and o not in keep:
                     frees[i].append(o)
         self.program = [(r, tuple(f)) for r, f in zip(runners, frees)]
-        self.out_gets = [_getter(r, alias_safe=False) for r in output_refs]
+        self.out_gets = [_getter(r, alias_safe=False) for r in outputs]
+        # Sets of buffers not in use: a call takes one (a new one when another thread or a
+        # nested call holds them all) and puts it back at its end.
+        self._free_buffers: list[list[Any]] = []
+
+    def _new_buffers(self) -> list[Any]:
+        return [backend.to_device(np.empty(shape, dtype), self.device)
+                for shape, dtype in self.buffer_specs]  # fmt: skip
 
     def run(self, arrays: list[Any]) -> list[Any]:
-        env: list[Any] = [None] * self.n_slots
-        for s, a in zip(self.input_slots, arrays):
-            env[s] = a
-        for runner, frees in self.program:
-            runner(env)
-            for s in frees:
-                env[s] = None
-        return [g(env) for g in self.out_gets]
+        pool = self._free_buffers
+        buffers = pool.pop() if pool else self._new_buffers()
+        env: list[Any] = [None] * self.n_slots + buffers
+        try:
+            for s, a in zip(self.input_slots, arrays):
+                env[s] = a
+            for runner, frees in self.program:
+                runner(env)
+                for s in frees:
+                    env[s] = None
+            return [g(env) for g in self.out_gets]
+        finally:
+            pool.append(buffers)
 
     def replay(self, tensors: list[Any]) -> list[Any]:
         """The program run through the op wrappers (recorded by the active tapes)."""

@@ -181,11 +181,14 @@ def _(dy: Any, out: Any, logits: Any, labels: Any, saved: Any = None) -> Any:
 def _sparse_xent_grad(xp: Any, dy: Any, logits: Any, labels: Any, backprop: Any) -> Any:
     """dy * (softmax(logits) - one_hot(labels)); `backprop` is the forward's memo of the
     second factor, or None to recompute it."""
+    n = logits.shape[-1]
+    if backprop is None and logits.ndim == 2 and n <= _CLASS_MAJOR_MAX and labels.size >= 4 * n:
+        # The forward's own kernel (a compiled tf.function recomputes here): its bits, faster.
+        backprop = _sparse_xent_class_major(xp, logits, labels, True)[1]
     if backprop is None:
         shifted = logits - logits.max(axis=-1, keepdims=True)
         backprop = xp.exp(shifted, out=shifted)
         backprop /= backprop.sum(axis=-1, keepdims=True)
-        n = logits.shape[-1]
         backprop.reshape(labels.size, n)[xp.arange(labels.size), labels.reshape(-1)] -= 1
     return dy[..., None] * backprop
 

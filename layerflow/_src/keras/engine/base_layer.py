@@ -24,6 +24,7 @@ from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.module import Module
+from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras import regularizers as regularizers_mod
 from layerflow._src.keras.engine import input_spec as input_spec_mod
@@ -302,6 +303,8 @@ class Layer(LayerApi, LayerState):
             isinstance(v, TensorLike | np.ndarray) for v in nest.flatten(inputs)
         ):
             return nest.map_structure(self._convert_one, inputs)
+        elif isinstance(inputs, SparseTensor):  # composite inputs reach `call` as they are
+            return inputs
         else:
             x = convert_to_tensor(inputs)
         return self._convert_one(x)

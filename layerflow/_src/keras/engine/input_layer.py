@@ -38,8 +38,8 @@ class InputLayer(Layer):
         type_spec: Any = None,
         **kwargs: Any,
     ) -> None:
-        if sparse or ragged:
-            raise ValueError("InputLayer: sparse and ragged inputs are not supported by layerflow.")
+        if ragged:
+            raise ValueError("InputLayer: ragged inputs are not supported by layerflow.")
         if kwargs.pop("optional", False):
             raise ValueError(
                 "InputLayer: optional=True (an input that may be None) is not supported by "
@@ -70,6 +70,8 @@ class InputLayer(Layer):
         dtype = dtypes.as_dtype(getattr(dtype, "name", dtype) or floatx()).name
         super().__init__(name=name or _input_name(), dtype=dtype, **kwargs)
         self._batch_input_shape = tuple(batch_shape)
+        # A sparse input takes a tf.SparseTensor (Dense multiplies it without densifying).
+        self.sparse = bool(sparse)
         self.built = True
         self.is_placeholder = True
         tensor = input_tensor if input_tensor is not None else KerasTensor(batch_shape, dtype)
@@ -89,7 +91,7 @@ class InputLayer(Layer):
         return {
             "batch_input_shape": self._batch_input_shape,
             "dtype": self.dtype,
-            "sparse": False,
+            "sparse": self.sparse,
             "ragged": False,
             "name": self.name,
             "optional": False,

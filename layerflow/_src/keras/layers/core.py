@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import activations, constraints, initializers, regularizers
 from layerflow._src.keras.engine.arg_checks import check_count
@@ -13,7 +14,7 @@ from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.layers.weight_options import set_weight_options
-from layerflow._src.ops import array_ops, dense_ops, math_ops
+from layerflow._src.ops import array_ops, dense_ops, math_ops, sparse_ops
 
 __all__ = ["Dense", "Flatten", "InputLayer"]
 
@@ -81,6 +82,11 @@ class Dense(Layer):
         self.input_spec = InputSpec(min_ndim=2, axes={-1: last})
 
     def call(self, inputs: Any) -> Any:
+        if isinstance(inputs, SparseTensor):  # keras.Input(sparse=True): never densified
+            outputs = sparse_ops.sparse_dense_matmul(inputs, self.kernel)
+            if self.bias is not None:
+                outputs = outputs + self.bias
+            return self.activation(outputs)
         # One op: matmul, bias and the activation where the op fuses it (dense_ops.dense).
         return dense_ops.dense(inputs, self.kernel, self.bias, self.activation)
 

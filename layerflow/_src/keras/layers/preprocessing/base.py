@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src.backend.devices import device_scope
 from layerflow._src.data.dataset import Dataset
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.tensor import Tensor
@@ -25,6 +26,12 @@ def host(x: Any) -> np.ndarray:
     if hasattr(x, "numpy"):
         return np.asarray(x.numpy())
     return np.asarray(x)
+
+
+def on_device_of(values: np.ndarray, like: Any) -> Tensor:
+    """A layer's host-computed result (ids, hashes) as a tensor on the device of `like`."""
+    with device_scope(like.device):
+        return array_ops.constant(values)
 
 
 def iterate_batches(owner: str, data: Any, batch_size: Any, steps: Any):

@@ -125,6 +125,10 @@ class Discretization(PreprocessingLayer):
         self.__dict__["_summary"] = merge_summaries(batch, self._summary, self.epsilon)
 
     def finalize_state(self) -> None:
+        # As tf_keras: only an adapt in progress has boundaries to compute (set_weights also
+        # calls this, on layers built from given boundaries).
+        if self.num_bins is None or not self._summary.size:
+            return
         bounds = compress(self._summary, 1.0 / self.num_bins)[0, :-1]
         self.bin_boundaries = [float(b) for b in bounds.astype(np.float32)]
 

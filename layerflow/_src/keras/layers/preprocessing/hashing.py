@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.tensor_shape import TensorShape
-from layerflow._src.keras.layers.preprocessing.base import PreprocessingLayer, host
+from layerflow._src.keras.layers.preprocessing.base import PreprocessingLayer, host, on_device_of
 from layerflow._src.keras.layers.preprocessing.category_encoding import (
     COUNT,
     INT,
@@ -108,7 +107,7 @@ class Hashing(PreprocessingLayer):
         out = hash_ints(values, bins, salt)
         if mask is not None:
             out = np.where(mask, 0, out + 1)
-        idx = Tensor(inputs._device.xp.asarray(out), inputs._device)
+        idx = on_device_of(out, inputs)
         return encode_categorical(
             f"Hashing '{self.name}'", idx, self.output_mode, self.num_bins, self.compute_dtype
         )
@@ -180,7 +179,7 @@ class HashedCrossing(PreprocessingLayer):
                 h = fingerprint_cat64(h, int(col[i]) & M)
             out[i] = h % self.num_bins
         out = out.reshape(tuple(inputs[0].shape))
-        idx = Tensor(inputs[0]._device.xp.asarray(out), inputs[0]._device)
+        idx = on_device_of(out, inputs[0])
         return encode_categorical(
             f"HashedCrossing '{self.name}'", idx, self.output_mode, self.num_bins,
             self.compute_dtype,

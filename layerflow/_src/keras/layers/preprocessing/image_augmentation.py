@@ -22,7 +22,7 @@ from layerflow._src.keras.layers.preprocessing.image_preprocessing import (
     check_size,
     smart_resize,
 )
-from layerflow._src.ops import array_ops, gather_ops, image_ops, math_ops, random_ops
+from layerflow._src.ops import array_ops, image_ops, manip_ops, math_ops, random_ops
 from layerflow._src.ops.elementwise_ops import clip_by_value
 from layerflow._src.ops.image_transform_ops import FILL_MODES, transform
 
@@ -163,7 +163,7 @@ class RandomFlip(_RandomLayer):
     def _flip(x: Any, which: np.ndarray, axis: int) -> Any:
         if not which.any():
             return x
-        flipped = gather_ops.reverse(x, [axis])
+        flipped = manip_ops.reverse(x, [axis])
         mask = array_ops.constant(which.reshape(-1, 1, 1, 1))
         return math_ops.where(mask, flipped, x)
 

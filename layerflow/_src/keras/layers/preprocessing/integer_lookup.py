@@ -15,9 +15,13 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.framework import dtypes, errors
-from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.tensor_shape import TensorShape
-from layerflow._src.keras.layers.preprocessing.base import PreprocessingLayer, host, listify
+from layerflow._src.keras.layers.preprocessing.base import (
+    PreprocessingLayer,
+    host,
+    listify,
+    on_device_of,
+)
 from layerflow._src.keras.layers.preprocessing.category_encoding import (
     COUNT,
     INT,
@@ -284,7 +288,7 @@ class IntegerLookup(PreprocessingLayer):
             )
         x = host(inputs).astype(np.int64)
         out = self._invert_ids(x) if self.invert else self._lookup_ids(x)
-        idx = Tensor(inputs._device.xp.asarray(out), inputs._device)
+        idx = on_device_of(out, inputs)
         if self.invert:
             from layerflow._src.ops import math_ops
 
