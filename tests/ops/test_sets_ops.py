@@ -18,13 +18,14 @@ OPS = {
 
 
 def parts(st):
+    assert isinstance(st, tf.SparseTensor)
     return st.indices.numpy().tolist(), st.values.numpy().tolist(), st.dense_shape.numpy().tolist()
 
 
 def to_sparse(dense, keep):
     """The entries of `dense` where `keep`, as a row-major SparseTensorValue."""
     idx = np.argwhere(keep)
-    return SparseTensorValue(idx, dense[keep], list(dense.shape)), idx
+    return tf.SparseTensor(idx, dense[keep], list(dense.shape)), idx
 
 
 def groups_of(dense, keep):
@@ -83,7 +84,7 @@ def test_values_checked_against_tf():
         [1, 3, 9, 0, 2],
         [2, 3],
     )
-    sa = SparseTensorValue([[0, 2], [1, 0]], [5, 2], [2, 3])
+    sa = tf.SparseTensor([[0, 2], [1, 0]], [5, 2], [2, 3])
     assert parts(tf.sets.difference(sa, tf.constant([[5], [1]]))) == ([[1, 0]], [2], [2, 1])
     assert parts(tf.sets.union([["a", ""]], [["b"]]))[1] == [b"", b"a", b"b"]
 
@@ -100,8 +101,8 @@ def test_empty_results_and_empty_sets():
         [],
         [0, 0],
     )
-    st = SparseTensorValue([[0, 0]], [1], [2, 3])
-    assert parts(tf.sets.union(st, SparseTensorValue([[0, 0]], [2], [2, 5]))) == (
+    st = tf.SparseTensor([[0, 0]], [1], [2, 3])
+    assert parts(tf.sets.union(st, tf.SparseTensor([[0, 0]], [2], [2, 5]))) == (
         [[0, 0], [0, 1]],
         [1, 2],
         [2, 2],
@@ -109,12 +110,12 @@ def test_empty_results_and_empty_sets():
 
 
 def test_size_counts_unique_values_per_group():
-    st = SparseTensorValue([[0, 0], [0, 1], [1, 0]], [1, 1, 3], [3, 3])
+    st = tf.SparseTensor([[0, 0], [0, 1], [1, 0]], [1, 1, 3], [3, 3])
     out = tf.sets.size(st)
     assert out.dtype == tf.int32 and out.numpy().tolist() == [1, 1, 0]
-    out = tf.sets.size(SparseTensorValue([[0, 0, 0]], [1], [2, 2, 3]))
+    out = tf.sets.size(tf.SparseTensor([[0, 0, 0]], [1], [2, 2, 3]))
     assert out.numpy().tolist() == [[1, 0], [0, 0]]
-    assert tf.sets.size(SparseTensorValue([[0, 1], [0, 2]], ["x", "y"], [1, 3])).numpy() == [2]
+    assert tf.sets.size(tf.SparseTensor([[0, 1], [0, 2]], ["x", "y"], [1, 3])).numpy() == [2]
 
 
 def test_size_takes_sparse_only():
@@ -127,7 +128,7 @@ def test_unsupported_dtypes_raise_type_error(value):
     with pytest.raises(TypeError, match="invalid dtype"):
         tf.sets.union(tf.constant(value), tf.constant(value))
     with pytest.raises(TypeError, match="invalid dtype"):
-        tf.sets.size(SparseTensorValue([[0, 0]], value[0], [1, 1]))
+        tf.sets.size(tf.SparseTensor([[0, 0]], value[0], [1, 1]))
 
 
 def test_mismatched_dtypes_and_shapes():
@@ -143,12 +144,12 @@ def test_mismatched_dtypes_and_shapes():
         with pytest.raises(tf.errors.InvalidArgumentError, match="< 2"):
             tf.sets.union(bad, bad)
     with pytest.raises(tf.errors.InvalidArgumentError, match="rank 1"):
-        tf.sets.size(SparseTensorValue([[0]], [1], [3]))
+        tf.sets.size(tf.SparseTensor([[0]], [1], [3]))
 
 
 def test_validate_indices_checks_order_and_repeats():
-    unordered = SparseTensorValue([[0, 1], [0, 0]], [1, 2], [1, 3])
-    repeated = SparseTensorValue([[0, 0], [0, 0]], [1, 2], [1, 3])
+    unordered = tf.SparseTensor([[0, 1], [0, 0]], [1, 2], [1, 3])
+    repeated = tf.SparseTensor([[0, 0], [0, 0]], [1, 2], [1, 3])
     with pytest.raises(tf.errors.InvalidArgumentError, match="out of order"):
         tf.sets.union(unordered, tf.constant([[1]]))
     with pytest.raises(tf.errors.InvalidArgumentError, match="is repeated"):
@@ -158,10 +159,16 @@ def test_validate_indices_checks_order_and_repeats():
 
 
 def test_out_of_bounds_indices_always_raise():
-    st = SparseTensorValue([[0, 5]], [1], [1, 3])
+    st = tf.SparseTensor([[0, 5]], [1], [1, 3])
     for validate in (True, False):
         with pytest.raises(tf.errors.InvalidArgumentError, match="out of bounds"):
             tf.sets.union(st, tf.constant([[1]]), validate_indices=validate)
+
+
+def test_sparse_tensor_value_inputs_are_accepted_as_tf():
+    st = SparseTensorValue([[0, 0], [0, 1]], [4, 2], [1, 2])
+    assert parts(tf.sets.union(st, [[3]])) == ([[0, 0], [0, 1], [0, 2]], [2, 3, 4], [1, 3])
+    assert tf.sets.size(st).numpy().tolist() == [2]
 
 
 def test_tf1_aliases_behave_as_the_tf2_names():
@@ -169,4 +176,9 @@ def test_tf1_aliases_behave_as_the_tf2_names():
     assert parts(tf.sets.set_union(a, b)) == parts(tf.sets.union(a, b))
     assert parts(tf.sets.set_intersection(a, b)) == parts(tf.sets.intersection(a, b))
     assert parts(tf.sets.set_difference(a, b, aminusb=False)) == ([[0, 0]], [4], [1, 1])
-    assert tf.sets.set_size(SparseTensorValue([[0, 0]], [1], [1, 2])).numpy().tolist() == [1]
+    assert tf.sets.set_size(tf.SparseTensor([[0, 0]], [1], [1, 2])).numpy().tolist() == [1]
+
+
+def test_results_feed_tf_sparse():
+    dense = tf.sparse.to_dense(tf.sets.union([[3, 1], [2, 2]], [[9], [0]]))
+    assert dense.numpy().tolist() == [[1, 3, 9], [0, 2, 0]]

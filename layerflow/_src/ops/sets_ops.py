@@ -8,11 +8,9 @@ ascending within each group, and `dense_shape` the group shape plus the largest 
 as TF. Integer (int8/16/32/64, uint8/16) and string dtypes; no gradients. The work is done on
 the host with NumPy's sorted set routines.
 
-layerflow has no `tf.SparseTensor` on this branch yet: results are
-`SparseTensorValue(indices, values, dense_shape)` (TF's field names and dtypes, the type the CTC
-decoders return), built by `_sparse_result` alone, and sparse *inputs* are any object with
-`indices`, `values` and `dense_shape` (that namedtuple, or a SparseTensor once it lands), so
-returning a SparseTensor is a one-line change there.
+Results are `tf.SparseTensor`s, built in `_sparse_result` alone; sparse *inputs* are any object
+with `indices`, `values` and `dense_shape` (a SparseTensor, or a `SparseTensorValue` as TF also
+takes).
 """
 
 from __future__ import annotations
@@ -24,9 +22,9 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import convert_to_tensor
+from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.ops.array_ops import constant
-from layerflow._src.ops.ctc_ops import SparseTensorValue
 
 __all__ = ["difference", "intersection", "size", "union"]
 
@@ -126,8 +124,7 @@ def _check_indices(
 
 
 def _sparse_result(indices: np.ndarray, values: np.ndarray, dense_shape: list[int]) -> Any:
-    # The one place that picks the result type (see the module docstring).
-    return SparseTensorValue(
+    return SparseTensor(
         constant(indices), constant(values), constant(np.array(dense_shape, np.int64))
     )
 
@@ -199,8 +196,7 @@ def size(a: Any, validate_indices: bool = True) -> Any:
     without its last dimension). As TF, only sparse input is accepted.
 
     >>> import layerflow as tf
-    >>> from layerflow._src.ops.ctc_ops import SparseTensorValue
-    >>> st = SparseTensorValue([[0, 0], [0, 1], [1, 0]], [1, 1, 3], [3, 3])
+    >>>     >>> st = SparseTensorValue([[0, 0], [0, 1], [1, 0]], [1, 1, 3], [3, 3])
     >>> tf.sets.size(st).numpy().tolist()
     [1, 1, 0]
     """
