@@ -196,7 +196,7 @@ def size(a: Any, validate_indices: bool = True) -> Any:
     without its last dimension). As TF, only sparse input is accepted.
 
     >>> import layerflow as tf
-    >>>     >>> st = SparseTensorValue([[0, 0], [0, 1], [1, 0]], [1, 1, 3], [3, 3])
+    >>> st = tf.SparseTensor([[0, 0], [0, 1], [1, 0]], [1, 1, 3], [3, 3])
     >>> tf.sets.size(st).numpy().tolist()
     [1, 1, 0]
     """
