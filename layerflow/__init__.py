@@ -284,6 +284,8 @@ _LAZY = {
     "strings": "layerflow.strings",
     "ragged": "layerflow.ragged",
     "sparse": "layerflow.sparse",
+    "bitwise": "layerflow.bitwise",
+    "sets": "layerflow.sets",
 }
 
 

@@ -37,3 +37,23 @@ def test_public_hash_bucket_ops_and_fingerprint():
     fp = tf.fingerprint(t).numpy()
     assert fp.dtype == np.uint8 and fp.shape == (70, 8)
     assert [bytes(r).hex() for r in fp] == FX["fingerprint_hex"][:70]
+
+
+def test_fingerprint_cat64_chains_like_tf_sparse_cross_hashed():
+    # tf.sparse.cross_hashed(num_buckets=0) in TF 2.21: hash_key 0xDECAFCAFFE chained with
+    # FingerprintCat64 over the int64 values (strings: their Fingerprint64), mod INT64_MAX.
+    key, big = 0xDECAFCAFFE, 2**63 - 1
+    cat = fingerprint.fingerprint_cat64
+    ints = [cat(cat(key, a & fingerprint.M), b & fingerprint.M) % big
+            for a, b in [(1, 2), (7, -3), (123456789, 42)]]  # fmt: skip
+    assert ints == [5036120653031601357, 4092990287231621682, 6989962619736730880]
+    strs = [cat(cat(key, fingerprint.fingerprint64(s)), b & fingerprint.M) % big
+            for s, b in [(b"x", 2), (b"hello", -3), (b"", 42)]]  # fmt: skip
+    assert strs == [3987325992395097374, 210247054459064887, 419575989620662891]
+
+
+def test_str_input_hashes_its_utf8_bytes():
+    for text in ["", "hello", "héllo wörld " * 9]:
+        data = text.encode("utf-8")
+        assert fingerprint.fingerprint64(text) == fingerprint.fingerprint64(data)
+        assert fingerprint.siphash24((3, 5), text) == fingerprint.siphash24((3, 5), data)

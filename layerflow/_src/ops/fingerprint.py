@@ -4,11 +4,15 @@
   `tf.strings.to_hash_bucket_fast` and `tf.fingerprint` use; stable across platforms.
 - `siphash24(key, b)`: SipHash-2-4 with the 128-bit key `(k0, k1)`, what
   `tf.strings.to_hash_bucket_strong` uses (`highwayhash::SipHash`).
+- `fingerprint_cat64(fp1, fp2)`: farmhash's `FingerprintCat64`, how `tf.sparse.cross_hashed`
+  (and Keras's `HashedCrossing`) chain the hashes of the crossed values.
 - `tf_hash64(b)`: TF's legacy `Hash64` (`tensorflow/core/lib/hash/hash.cc`, MurmurHash64A with
   seed 0xDECAFCAFFE), what `tf.strings.to_hash_bucket` uses.
 
-All are pure Python on unsigned 64-bit ints (masked after each step), fast enough for
-vocabularies; tests check them against values computed by TF (tests/ops/fixtures/).
+All are pure Python on unsigned 64-bit ints (masked with `M` after each step), fast enough for
+vocabularies; tests check them against values computed by TF (tests/ops/fixtures/). The hashes
+of strings take `bytes`, or `str` (encoded UTF-8, as TF stores it). This module is the one
+implementation; Keras's Hashing and HashedCrossing layers import it.
 
 >>> fingerprint64(b"hello") % 1000
 296
@@ -16,7 +20,8 @@ vocabularies; tests check them against values computed by TF (tests/ops/fixtures
 
 from __future__ import annotations
 
-_M = 0xFFFFFFFFFFFFFFFF
+M = 0xFFFFFFFFFFFFFFFF  # 2**64 - 1: unsigned 64-bit wraparound (Keras masks salts with it)
+_M = M
 _K0 = 0xC3A5C85C97CB3127
 _K1 = 0xB492B66FBE98F273
 _K2 = 0x9AE16A3B2F90404F
@@ -107,8 +112,17 @@ def _weak32(s: bytes, i: int, a: int, b: int) -> tuple[int, int]:
     return (a + z) & _M, (b + c) & _M
 
 
-def fingerprint64(s: bytes) -> int:
-    """farmhash `Fingerprint64(s)` as an unsigned 64-bit int."""
+def _bytes(s: bytes | str) -> bytes:
+    return s.encode("utf-8") if isinstance(s, str) else bytes(s)
+
+
+def fingerprint64(s: bytes | str) -> int:
+    """farmhash `Fingerprint64(s)` as an unsigned 64-bit int.
+
+    >>> fingerprint64(b"")
+    11160318154034397263
+    """
+    s = _bytes(s)
     n = len(s)
     if n <= 16:
         return _len0to16(s, n)
@@ -157,8 +171,9 @@ def fingerprint64(s: bytes) -> int:
     )
 
 
-def siphash24(key: tuple[int, int], s: bytes) -> int:
+def siphash24(key: tuple[int, int], s: bytes | str) -> int:
     """SipHash-2-4 of `s` with the key words `(k0, k1)` (highwayhash's `SipHash`)."""
+    s = _bytes(s)
     k0, k1 = key[0] & _M, key[1] & _M
     v0 = k0 ^ 0x736F6D6570736575
     v1 = k1 ^ 0x646F72616E646F6D
@@ -193,6 +208,16 @@ def siphash24(key: tuple[int, int], s: bytes) -> int:
     v2 ^= 0xFF
     v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 4)
     return v0 ^ v1 ^ v2 ^ v3
+
+
+def fingerprint_cat64(fp1: int, fp2: int) -> int:
+    """farmhash's `FingerprintCat64`: combine two 64-bit fingerprints (order matters)."""
+    mul = 0xC6A4A7935BD1E995
+    result = fp1 ^ mul
+    result ^= (_shift_mix((fp2 * mul) & _M) * mul) & _M
+    result = (result * mul) & _M
+    result = (_shift_mix(result) * mul) & _M
+    return _shift_mix(result)
 
 
 def tf_hash64(s: bytes, seed: int = 0xDECAFCAFFE) -> int:

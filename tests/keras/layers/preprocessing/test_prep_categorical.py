@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import layerflow as tf
-from layerflow._src.keras.layers.preprocessing import farmhash
 from layerflow._src.keras.utils.testing import run_layer_test
+from layerflow._src.ops import fingerprint
 
 L = tf.keras.layers
 FIX = np.load(os.path.join(os.path.dirname(__file__), "..", "fixtures", "preprocessing_tf.npz"))
@@ -18,11 +18,11 @@ BIG = 2**63 - 1
 def test_fingerprint64_and_siphash_are_bit_exact_with_tensorflow():
     # The strings cover every length branch of farmhash's Hash64 (0-16, 17-32, 33-64, > 64).
     for s, fast, strong in zip(FIX["hash_strings"], FIX["fast_strings"], FIX["strong_strings"]):
-        assert farmhash.fingerprint64(str(s)) % BIG == fast, len(s)
-        assert farmhash.siphash24((133, 137), str(s)) % BIG == strong, len(s)
+        assert fingerprint.fingerprint64(str(s)) % BIG == fast, len(s)
+        assert fingerprint.siphash24((133, 137), str(s)) % BIG == strong, len(s)
     for v, fast, strong in zip(FIX["hash_ints"], FIX["fast_ints"], FIX["strong_ints"]):
-        assert farmhash.fingerprint64(str(int(v))) % BIG == fast, v
-        assert farmhash.siphash24((7, 7), str(int(v))) % BIG == strong, v
+        assert fingerprint.fingerprint64(str(int(v))) % BIG == fast, v
+        assert fingerprint.siphash24((7, 7), str(int(v))) % BIG == strong, v
 
 
 def test_hashing_matches_tf_keras():

@@ -24,13 +24,13 @@ from layerflow._src.keras.layers.preprocessing.category_encoding import (
     encode_categorical,
     encoded_shape,
 )
-from layerflow._src.keras.layers.preprocessing.farmhash import (
+from layerflow._src.ops import array_ops
+from layerflow._src.ops.fingerprint import (
     M,
     fingerprint64,
     fingerprint_cat64,
     siphash24,
 )
-from layerflow._src.ops import array_ops
 
 __all__ = ["HashedCrossing", "Hashing"]
 
