@@ -283,6 +283,7 @@ _LAZY = {
     "summary": "layerflow.summary",
     "strings": "layerflow.strings",
     "ragged": "layerflow.ragged",
+    "signal": "layerflow.signal",
 }
 
 
