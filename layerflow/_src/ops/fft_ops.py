@@ -154,8 +154,7 @@ def _inner_axes(x: Any, rank: int, opname: str) -> tuple[int, ...]:
     ndim = x._data.ndim
     if ndim < rank:
         raise ValueError(
-            f"{opname}: the input must have rank at least {rank}, got shape "
-            f"{tuple(x._data.shape)}."
+            f"{opname}: the input must have rank at least {rank}, got shape {tuple(x._data.shape)}."
         )
     return tuple(range(ndim - rank, ndim))
 
