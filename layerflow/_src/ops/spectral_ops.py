@@ -107,8 +107,8 @@ def dct(input: Any, type: int = 2, n: int | None = None, axis: int = -1,  # noqa
     definitions; `norm='ortho'` for types II-IV), the input cropped or zero-padded to `n`.
 
     >>> import layerflow as tf
-    >>> tf.signal.dct([1.0, 1.0, 1.0, 1.0], norm="ortho").numpy().round(4)
-    array([2., 0., 0., 0.], dtype=float32)
+    >>> tf.signal.dct([1.0, 3.0], norm="ortho").numpy().round(4)
+    array([ 2.8284, -1.4142], dtype=float32)
     """
     x = _float_input(input, "dct")
     _validate_dct(x, type, n, axis, norm, "dct")
