@@ -40,6 +40,7 @@ from layerflow._src.ops.compare_ops import (  # noqa: F401 - re-exported
 from layerflow._src.ops.core_ops import (  # noqa: F401 - re-exported
     _as_tensor,
     _broadcast_to,
+    _conj,
     _norm_axis,
     _real_div,
     _reduce_mean,
