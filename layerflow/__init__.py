@@ -286,6 +286,7 @@ _LAZY = {
     "sparse": "layerflow.sparse",
     "bitwise": "layerflow.bitwise",
     "sets": "layerflow.sets",
+    "signal": "layerflow.signal",
 }
 
 

@@ -73,3 +73,21 @@ def test_complex_gradient_convention_matches_tf():
     w = z.numpy()
     np.testing.assert_allclose(ga.numpy(), -1 / (w.imag + 1j * w.real))
     np.testing.assert_allclose(gs.numpy(), np.conj(1 / np.sqrt(w**2 + 1)))
+
+
+def test_complex_multiply_and_abs_gradients_are_adjoints():
+    # TF's MulGrad conjugates the other operand; ComplexAbsGrad is dy * z / |z| (0 at z = 0).
+    w = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
+
+    def product(re, im):
+        z = tf.complex(re, im) * tf.constant(w)
+        return tf.concat([tf.math.real(z), tf.math.imag(z)], axis=-1)
+
+    check_op(product, [RE, IM], None, dtypes=("float64",))
+    check_op(lambda re, im: tf.abs(tf.complex(re, im)), [RE, IM],
+             lambda re, im: np.abs(re + 1j * im))  # fmt: skip
+    z = tf.constant([3 + 4j, 0j])
+    with tf.GradientTape() as tape:
+        tape.watch(z)
+        loss = tf.reduce_sum(tf.abs(z))
+    np.testing.assert_allclose(tape.gradient(loss, z).numpy(), [0.6 + 0.8j, 0j])

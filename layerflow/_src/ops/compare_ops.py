@@ -53,6 +53,8 @@ def _cast(xp: Any, x: Any, dtype: Any) -> Any:
         )
     if dtype.kind in "iu" and x.dtype.kind == "f":
         return xp.trunc(x).astype(dtype)
+    if x.dtype.kind == "c" and dtype.kind != "c":
+        x = xp.real(x)  # TF keeps the real part (NumPy would warn)
     return x.astype(dtype, copy=False)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.autodiff.op import input_needed, op
+from layerflow._src.ops.core_ops import _conj  # multiply's complex gradient needs it there
 from layerflow._src.ops.math_ops import (
     _as_tensor,
     _unbroadcast,
@@ -109,16 +110,6 @@ def imag(input: Any, name: str | None = None) -> Any:  # noqa: A002 - TF's name
     """
     t = _numeric(input, "imag")
     return _imag(t) if t._data.dtype.kind == "c" else zeros_like(t)
-
-
-@op("conj")
-def _conj(xp: Any, z: Any) -> Any:
-    return xp.conj(z)
-
-
-@_conj.grad
-def _(dy: Any, out: Any, z: Any) -> Any:
-    return _conj(dy)
 
 
 def conj(x: Any, name: str | None = None) -> Any:

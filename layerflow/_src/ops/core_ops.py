@@ -106,10 +106,23 @@ def multiply(xp: Any, x: Any, y: Any) -> Any:
 
 @multiply.grad
 def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
+    if dy._data.dtype.kind == "c":
+        # TF's MulGrad for complex operands: dy * conj(other) (the adjoint).
+        x, y = _conj(x), _conj(y)
     return (
         _unbroadcast(multiply(dy, y), x) if input_needed(0) else None,
         _unbroadcast(multiply(dy, x), y) if input_needed(1) else None,
     )
+
+
+@op("conj")
+def _conj(xp: Any, z: Any) -> Any:
+    return xp.conj(z)
+
+
+@_conj.grad
+def _(dy: Any, out: Any, z: Any) -> Any:
+    return _conj(dy)
 
 
 @op("real_div", 2)

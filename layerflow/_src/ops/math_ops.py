@@ -40,6 +40,7 @@ from layerflow._src.ops.compare_ops import (  # noqa: F401 - re-exported
 from layerflow._src.ops.core_ops import (  # noqa: F401 - re-exported
     _as_tensor,
     _broadcast_to,
+    _conj,
     _norm_axis,
     _real_div,
     _reduce_mean,
@@ -244,6 +245,9 @@ def abs(xp: Any, x: Any) -> Any:  # noqa: A001 - TF's name
 
 @abs.grad
 def _(dy: Any, out: Any, x: Any) -> Any:
+    if x._data.dtype.kind == "c":
+        # TF's ComplexAbs gradient: complex(dy, 0) * x / complex(|x|, 0), 0 where |x| is 0.
+        return multiply(_cast(_div_no_nan(dy, out), x._data.dtype), x)
     return multiply(dy, sign(x))
 
 
