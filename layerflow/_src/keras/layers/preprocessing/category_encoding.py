@@ -36,6 +36,36 @@ def check_output_mode(owner: str, output_mode: Any, allowed: tuple, sparse: Any)
     return output_mode
 
 
+def check_lookup_sizes(owner: str, max_tokens: Any, num_oov_indices: Any) -> None:
+    """IntegerLookup's and StringLookup's `max_tokens` and `num_oov_indices` (tf_keras's errors)."""
+    if max_tokens is not None and max_tokens <= 1:
+        raise ValueError(
+            f"If `max_tokens` is set for `{owner}`, it must be greater than 1. "
+            f"Received: max_tokens={max_tokens}."
+        )
+    if num_oov_indices < 0:
+        raise ValueError(
+            f"The value of `num_oov_indices` argument for `{owner}` must >= 0. "
+            f"Received num_oov_indices={num_oov_indices}."
+        )
+
+
+def check_lookup_mode(owner: str, output_mode: Any, sparse: Any, invert: Any,
+                      idf_weights: Any, vocabulary: Any) -> str:  # fmt: skip
+    """A lookup layer's `output_mode` with `invert` and `idf_weights` (tf_keras's errors)."""
+    output_mode = check_output_mode(
+        owner, output_mode, (INT, ONE_HOT, MULTI_HOT, COUNT, TF_IDF), sparse
+    )
+    if invert and output_mode != INT:
+        raise ValueError(
+            f"{owner}: `output_mode` must be 'int' when `invert` is true. Received: "
+            f"output_mode={output_mode}."
+        )
+    if output_mode == TF_IDF and idf_weights is None and vocabulary is not None:
+        raise ValueError(f"{owner}: `idf_weights` must be set if output_mode is 'tf_idf'.")
+    return output_mode
+
+
 def default_dtype(output_mode: str, kwargs: dict) -> None:
     """tf_keras's rule: int64 for output_mode='int', floatx otherwise (in place)."""
     if kwargs.get("dtype") is None:

@@ -23,12 +23,10 @@ from layerflow._src.keras.layers.preprocessing.base import (
     on_device_of,
 )
 from layerflow._src.keras.layers.preprocessing.category_encoding import (
-    COUNT,
     INT,
-    MULTI_HOT,
-    ONE_HOT,
     TF_IDF,
-    check_output_mode,
+    check_lookup_mode,
+    check_lookup_sizes,
     default_dtype,
     encode_categorical,
     encoded_shape,
@@ -57,29 +55,13 @@ class IntegerLookup(PreprocessingLayer):
                 f"IntegerLookup: `vocabulary_dtype` must be an integer dtype. Received: "
                 f"{vocabulary_dtype}."
             )
-        if max_tokens is not None and max_tokens <= 1:
-            raise ValueError(
-                "If `max_tokens` is set for `IntegerLookup`, it must be greater than 1. "
-                f"Received: max_tokens={max_tokens}."
-            )
-        if num_oov_indices < 0:
-            raise ValueError(
-                "The value of `num_oov_indices` argument for `IntegerLookup` must >= 0. "
-                f"Received num_oov_indices={num_oov_indices}."
-            )
+        check_lookup_sizes("IntegerLookup", max_tokens, num_oov_indices)
         kwargs.pop("vocabulary_size", None)  # written by get_config; informational
         default_dtype(output_mode, kwargs)
         super().__init__(**kwargs)
-        self.output_mode = check_output_mode(
-            "IntegerLookup", output_mode, (INT, ONE_HOT, MULTI_HOT, COUNT, TF_IDF), sparse
+        self.output_mode = check_lookup_mode(
+            "IntegerLookup", output_mode, sparse, invert, idf_weights, vocabulary
         )
-        if invert and output_mode != INT:
-            raise ValueError(
-                "IntegerLookup: `output_mode` must be 'int' when `invert` is true. Received: "
-                f"output_mode={output_mode}."
-            )
-        if output_mode == TF_IDF and idf_weights is None and vocabulary is not None:
-            raise ValueError("IntegerLookup: `idf_weights` must be set if output_mode is 'tf_idf'.")
         self.max_tokens = max_tokens
         self.num_oov_indices = int(num_oov_indices)
         self.mask_token = None if mask_token is None else int(mask_token)

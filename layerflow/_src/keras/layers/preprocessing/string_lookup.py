@@ -26,12 +26,10 @@ from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.keras.layers.preprocessing.base import PreprocessingLayer, host, listify
 from layerflow._src.keras.layers.preprocessing.category_encoding import (
-    COUNT,
     INT,
-    MULTI_HOT,
-    ONE_HOT,
     TF_IDF,
-    check_output_mode,
+    check_lookup_mode,
+    check_lookup_sizes,
     default_dtype,
     encode_categorical,
     encoded_shape,
@@ -85,30 +83,14 @@ class StringLookup(PreprocessingLayer):
                  idf_weights: Any = None, encoding: str = "utf-8", invert: bool = False,
                  output_mode: str = INT, sparse: bool = False, pad_to_max_tokens: bool = False,
                  **kwargs: Any) -> None:  # fmt: skip
-        if max_tokens is not None and max_tokens <= 1:
-            raise ValueError(
-                "If `max_tokens` is set for `StringLookup`, it must be greater than 1. "
-                f"Received: max_tokens={max_tokens}."
-            )
-        if num_oov_indices < 0:
-            raise ValueError(
-                "The value of `num_oov_indices` argument for `StringLookup` must >= 0. "
-                f"Received num_oov_indices={num_oov_indices}."
-            )
+        check_lookup_sizes("StringLookup", max_tokens, num_oov_indices)
         kwargs.pop("vocabulary_size", None)  # written by get_config; informational
         kwargs.pop("vocabulary_dtype", None)
         default_dtype(output_mode, kwargs)
         super().__init__(**kwargs)
-        self.output_mode = check_output_mode(
-            "StringLookup", output_mode, (INT, ONE_HOT, MULTI_HOT, COUNT, TF_IDF), sparse
+        self.output_mode = check_lookup_mode(
+            "StringLookup", output_mode, sparse, invert, idf_weights, vocabulary
         )
-        if invert and output_mode != INT:
-            raise ValueError(
-                "StringLookup: `output_mode` must be 'int' when `invert` is true. Received: "
-                f"output_mode={output_mode}."
-            )
-        if output_mode == TF_IDF and idf_weights is None and vocabulary is not None:
-            raise ValueError("StringLookup: `idf_weights` must be set if output_mode is 'tf_idf'.")
         self.encoding = encoding
         self.max_tokens = max_tokens
         self.num_oov_indices = int(num_oov_indices)
