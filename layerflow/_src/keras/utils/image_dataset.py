@@ -128,15 +128,10 @@ def _check(labels: Any, label_mode: Any, color_mode: str, interpolation: str,
         )
 
 
-def _dataset(paths: list, labels: Any, num_classes: int, label_mode: Any, color_mode: str,
-             image_size: tuple[int, int], interpolation: str, crop: bool, batch_size: Any,
-             shuffle: bool, seed: Any) -> Dataset:  # fmt: skip
-    height, width = int(image_size[0]), int(image_size[1])
-
-    def load(i: int) -> np.ndarray:
-        img = image_utils.load_img(paths[i], color_mode=color_mode, target_size=(height, width),
-                                   interpolation=interpolation, keep_aspect_ratio=crop)  # fmt: skip
-        return image_utils.img_to_array(img, data_format="channels_last", dtype="float32")
+def indexed_files_dataset(count: int, load: Any, labels: Any, num_classes: int, label_mode: Any,
+                          batch_size: Any, shuffle: bool, seed: Any) -> Dataset:  # fmt: skip
+    """The files 0..count-1, shuffled and batched, as `load(idx)` reads them (an array of idx's
+    shape plus an item's), with their labels in `label_mode` (the image and text datasets)."""
 
     def label_of(idx: np.ndarray) -> np.ndarray:
         y = labels[idx]
@@ -148,20 +143,34 @@ def _dataset(paths: list, labels: Any, num_classes: int, label_mode: Any, color_
 
     def element(i: Any) -> Any:
         idx = np.asarray(i.numpy() if hasattr(i, "numpy") else i, dtype=np.int64)
-        images = np.stack([load(j) for j in idx.reshape(-1)]).reshape(
-            idx.shape + (height, width, -1)
-        )
-        x = convert_to_tensor(images)
+        x = convert_to_tensor(load(idx))
         if labels is None or label_mode is None:
             return x
         return x, convert_to_tensor(label_of(idx))
 
-    ds = Dataset.from_tensor_slices(np.arange(len(paths), dtype=np.int64))
+    ds = Dataset.from_tensor_slices(np.arange(count, dtype=np.int64))
     if shuffle:
         ds = ds.shuffle(buffer_size=(batch_size or 128) * 8, seed=seed)
     if batch_size is not None:
         ds = ds.batch(int(batch_size))
     return ds.map(element)
+
+
+def _dataset(paths: list, labels: Any, num_classes: int, label_mode: Any, color_mode: str,
+             image_size: tuple[int, int], interpolation: str, crop: bool, batch_size: Any,
+             shuffle: bool, seed: Any) -> Dataset:  # fmt: skip
+    height, width = int(image_size[0]), int(image_size[1])
+
+    def load(i: int) -> np.ndarray:
+        img = image_utils.load_img(paths[i], color_mode=color_mode, target_size=(height, width),
+                                   interpolation=interpolation, keep_aspect_ratio=crop)  # fmt: skip
+        return image_utils.img_to_array(img, data_format="channels_last", dtype="float32")
+
+    def images(idx: np.ndarray) -> np.ndarray:
+        return np.stack([load(j) for j in idx.reshape(-1)]).reshape(idx.shape + (height, width, -1))
+
+    return indexed_files_dataset(len(paths), images, labels, num_classes, label_mode,
+                                 batch_size, shuffle, seed)  # fmt: skip
 
 
 def image_dataset_from_directory(directory: str | os.PathLike, labels: Any = "inferred",

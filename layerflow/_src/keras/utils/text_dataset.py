@@ -10,8 +10,11 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.data.dataset import Dataset
-from layerflow._src.framework.convert import convert_to_tensor
-from layerflow._src.keras.utils.image_dataset import index_directory, split
+from layerflow._src.keras.utils.image_dataset import (
+    index_directory,
+    indexed_files_dataset,
+    split,
+)
 
 __all__ = ["text_dataset_from_directory"]
 
@@ -64,29 +67,13 @@ def _dataset(paths: list, labels: Any, num_classes: int, label_mode: Any, max_le
             data = f.read() if max_length is None else f.read(int(max_length))
         return data
 
-    def label_of(idx: np.ndarray) -> np.ndarray:
-        y = labels[idx]
-        if label_mode == "binary":
-            return y.astype("float32")[..., None]
-        if label_mode == "categorical":
-            return np.eye(num_classes, dtype="float32")[y]
-        return y.astype("int32")
+    def texts(idx: np.ndarray) -> np.ndarray:
+        out = np.empty(idx.size, dtype=object)
+        out[:] = [read(j) for j in idx.reshape(-1)]
+        return out.reshape(idx.shape)
 
-    def element(i: Any) -> Any:
-        idx = np.asarray(i.numpy() if hasattr(i, "numpy") else i, dtype=np.int64)
-        texts = np.empty(idx.size, dtype=object)
-        texts[:] = [read(j) for j in idx.reshape(-1)]
-        x = convert_to_tensor(texts.reshape(idx.shape))
-        if labels is None or label_mode is None:
-            return x
-        return x, convert_to_tensor(label_of(idx))
-
-    ds = Dataset.from_tensor_slices(np.arange(len(paths), dtype=np.int64))
-    if shuffle:
-        ds = ds.shuffle(buffer_size=batch_size * 8 if batch_size else 1024, seed=seed)
-    if batch_size is not None:
-        ds = ds.batch(int(batch_size))
-    return ds.map(element)
+    return indexed_files_dataset(len(paths), texts, labels, num_classes, label_mode,
+                                 batch_size, shuffle, seed)  # fmt: skip
 
 
 def text_dataset_from_directory(directory: str | os.PathLike, labels: Any = "inferred",
