@@ -1,7 +1,8 @@
-"""`tf.image`: resize (bilinear, nearest; TF 2's half-pixel centres) and resize_with_pad.
+"""`tf.image`: resize (every method, TF 2's half-pixel centres, antialias) and resize_with_pad.
 
-Resizing is composed from gathers and multiplies along each spatial axis, so it is
-differentiable with respect to the image without a gradient of its own.
+Resizing is composed from gathers, multiplies and matmuls along each spatial axis (kernels in
+`image_resize_ops`), so it is differentiable with respect to the image without a gradient of
+its own.
 """
 
 from __future__ import annotations
@@ -10,12 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.array_ops import _shape_tuple
-from layerflow._src.ops.gather_ops import _gather
-from layerflow._src.ops.image_resize_ops import resize_axis_by_matrix
+from layerflow._src.ops.image_resize_ops import resize_axis
 from layerflow._src.ops.manip_ops import pad
-from layerflow._src.ops.math_ops import _as_tensor, add, cast, multiply
+from layerflow._src.ops.math_ops import _as_tensor, cast, multiply
 
 
 class ResizeMethod:
@@ -32,38 +31,35 @@ class ResizeMethod:
 _METHODS = frozenset(v for k, v in vars(ResizeMethod).items() if k.isupper())
 
 
-def _resize_axis(x: Any, axis: int, out_size: int, method: str) -> Any:
-    n = x._data.shape[axis]
-    if n == out_size:
-        return x
-    scale = n / out_size
-    xp = x._device.xp
-    dst = np.arange(out_size, dtype=np.float64)
-    if method == "nearest":
-        idx = np.minimum(np.floor((dst + 0.5) * scale), n - 1).astype(np.int64)
-        return _gather(x, Tensor(xp.asarray(idx), x._device), axis)
-    src = np.maximum((dst + 0.5) * scale - 0.5, 0.0)
-    lo = np.minimum(np.floor(src).astype(np.int64), n - 1)
-    hi = np.minimum(lo + 1, n - 1)
-    frac = (src - lo).astype(x._data.dtype)
-    shape = [1] * x._data.ndim
-    shape[axis] = out_size
-    w = Tensor(xp.asarray(frac.reshape(shape)), x._device)
-    w0 = Tensor(xp.asarray((1 - frac).reshape(shape)), x._device)
-    a = _gather(x, Tensor(xp.asarray(lo), x._device), axis)
-    b = _gather(x, Tensor(xp.asarray(hi), x._device), axis)
-    return add(multiply(a, w0), multiply(b, w))
+def _target_size(size: Any, in_h: int, in_w: int, preserve_aspect_ratio: bool) -> tuple:
+    h, w = _shape_tuple(size, "resize", "size")
+    if h <= 0 or w <= 0:
+        raise ValueError(
+            f"resize: size must be two positive ints (new_height, new_width), got {[h, w]}."
+        )
+    if preserve_aspect_ratio:
+        # TF's arithmetic: float32 scale factors, round half to even.
+        f = np.float32
+        scale = min(f(h) / f(in_h), f(w) / f(in_w))
+        h, w = int(np.round(scale * f(in_h))), int(np.round(scale * f(in_w)))
+    return h, w
 
 
 def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_ratio: bool = False,
            antialias: bool = False, name: str | None = None) -> Any:  # fmt: skip
-    """Resize images [N, H, W, C] or [H, W, C] to `size` = (height, width).
+    """Resize images [N, H, W, C] or [H, W, C] to `size` = (height, width), as TF 2's
+    `tf.image.resize`: half-pixel centres, every `ResizeMethod`, `antialias` (a kernel widened
+    by the downscale factor; bilinear and bicubic then use TF's triangle and Keys-cubic
+    `scale_and_translate` kernels; nearest and area ignore it).
 
-    Bilinear returns float32; nearest keeps the input dtype (TF's rule).
+    Returns float32, except `nearest`, which keeps the input dtype (TF's rule). Gradients flow
+    to the image for every method.
 
     >>> import layerflow as tf
     >>> tf.image.resize(tf.ones((1, 2, 2, 1)), (4, 4)).shape
     TensorShape([1, 4, 4, 1])
+    >>> tf.image.resize(tf.ones((5, 10, 1)), (8, 8), preserve_aspect_ratio=True).shape
+    TensorShape([4, 8, 1])
     """
     x = _as_tensor(images)
     rank = x._data.ndim
@@ -76,25 +72,14 @@ def resize(images: Any, size: Any, method: str = "bilinear", preserve_aspect_rat
             f"resize: unknown method {method!r}; expected one of {sorted(_METHODS)} "
             "(or a tf.image.ResizeMethod)."
         )
-    if antialias:
-        raise NotImplementedError("resize: antialias=True is not supported yet.")
-    h, w = _shape_tuple(size, "resize", "size")
-    if h <= 0 or w <= 0:
-        raise ValueError(f"resize: size must be two positive ints, got {list(size)}.")
-    in_h, in_w = x._data.shape[-3], x._data.shape[-2]
-    if preserve_aspect_ratio:
-        scale = min(h / in_h, w / in_w)
-        h, w = max(int(round(in_h * scale)), 1), max(int(round(in_w * scale)), 1)
-    if method == "bilinear" and x._data.dtype != np.float32:
+    in_h, in_w = int(x._data.shape[-3]), int(x._data.shape[-2])
+    if in_h <= 0 or in_w <= 0:
+        raise ValueError(f"resize: images must have a non-zero height and width, got {x.shape}.")
+    h, w = _target_size(size, in_h, in_w, preserve_aspect_ratio)
+    if method != "nearest" and x._data.dtype != np.float32:
         x = cast(x, "float32")
-    if method in ("bilinear", "nearest"):
-        out = _resize_axis(x, rank - 3, h, method)
-        return _resize_axis(out, rank - 2, w, method)
-    if x._data.dtype not in (np.float32, np.float64):
-        x = cast(x, "float32")
-    out = resize_axis_by_matrix(x, rank - 3, h, method)
-    out = resize_axis_by_matrix(out, rank - 2, w, method)
-    return cast(out, "float32") if out._data.dtype != np.float32 else out
+    out = resize_axis(x, rank - 3, h, method, bool(antialias))
+    return resize_axis(out, rank - 2, w, method, bool(antialias))
 
 
 def resize_with_pad(image: Any, target_height: int, target_width: int, method: str = "bilinear",
