@@ -6,3 +6,12 @@ from layerflow._src.ops.image_ops import (
     resize,
     resize_with_pad,
 )
+from layerflow._src.ops.image_crop_ops import (
+    central_crop,
+    crop_and_resize,
+    crop_to_bounding_box,
+    extract_glimpse,
+    extract_patches,
+    pad_to_bounding_box,
+    resize_with_crop_or_pad,
+)
