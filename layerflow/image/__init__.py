@@ -15,3 +15,10 @@ from layerflow._src.ops.image_crop_ops import (
     pad_to_bounding_box,
     resize_with_crop_or_pad,
 )
+from layerflow._src.ops.image_nms_ops import (
+    combined_non_max_suppression,
+    non_max_suppression,
+    non_max_suppression_overlaps,
+    non_max_suppression_padded,
+    non_max_suppression_with_scores,
+)
