@@ -22,3 +22,9 @@ from layerflow._src.ops.image_nms_ops import (
     non_max_suppression_padded,
     non_max_suppression_with_scores,
 )
+from layerflow._src.ops.image_box_ops import (
+    draw_bounding_boxes,
+    generate_bounding_box_proposals,
+    sample_distorted_bounding_box,
+    stateless_sample_distorted_bounding_box,
+)

@@ -153,7 +153,7 @@ def central_crop(image: Any, central_fraction: float) -> Any:
 
     >>> import layerflow as tf
     >>> tf.image.central_crop(tf.ones((8, 6, 3)), 0.5).shape
-    TensorShape([4, 3, 3])
+    TensorShape([4, 4, 3])
     """
     x = _as_tensor(image)
     frac = float(
