@@ -28,3 +28,11 @@ from layerflow._src.ops.image_box_ops import (
     sample_distorted_bounding_box,
     stateless_sample_distorted_bounding_box,
 )
+from layerflow._src.ops.image_metric_ops import (
+    image_gradients,
+    psnr,
+    sobel_edges,
+    ssim,
+    ssim_multiscale,
+    total_variation,
+)
