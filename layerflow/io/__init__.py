@@ -1,6 +1,15 @@
 """`tf.io`: file and tensor serialization; `save`/`load` of nested tensor structures (no pickle)."""
 
 from layerflow._src.data.records import TFRecordOptions, TFRecordWriter
+from layerflow._src.ops.example_features import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    RaggedFeature,
+    SparseFeature,
+    VarLenFeature,
+)
+from layerflow._src.ops.example_parsing_ops import parse_example, parse_single_example
+from layerflow._src.ops.example_proto import decode_json_example
 from layerflow._src.ops.parsing_ops import decode_base64, decode_csv, decode_raw, encode_base64
 from layerflow._src.saving.io import (
     load,
@@ -17,4 +26,8 @@ __all__ = [
     "WeightsFileError", "load", "parse_tensor", "read_file", "save", "serialize_tensor",
     "write_file",
     "decode_base64", "decode_csv", "decode_raw", "encode_base64",
+]  # fmt: skip
+__all__ += [
+    "FixedLenFeature", "FixedLenSequenceFeature", "RaggedFeature", "SparseFeature",
+    "VarLenFeature", "decode_json_example", "parse_example", "parse_single_example",
 ]  # fmt: skip
