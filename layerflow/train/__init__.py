@@ -1,6 +1,7 @@
 """`tf.train`: checkpoints of models, optimizers and variables."""
 
 from layerflow._src.distribute.cluster_spec import ClusterSpec
+from layerflow._src.ops import example_proto as _example_proto
 from layerflow._src.saving.checkpoint import Checkpoint, CheckpointManager, latest_checkpoint
 from layerflow._src.saving.checkpoint_utils import (
     CheckpointOptions,
@@ -22,8 +23,6 @@ __all__ += [
 ]  # fmt: skip
 
 # The Example protocol buffers import protobuf (the `proto` extra) on first use only.
-from layerflow._src.ops import example_proto as _example_proto
-
 __all__ += list(_example_proto.NAMES)
 
 

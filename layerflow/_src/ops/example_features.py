@@ -95,7 +95,8 @@ class RaggedFeature(
                         UniformRowLength)  # fmt: skip
 
     def __new__(cls, dtype: Any, value_key: Any = None, partitions: Any = (),
-                row_splits_dtype: Any = "int32", validate: bool = False) -> RaggedFeature:  # fmt: skip
+                row_splits_dtype: Any = "int32",
+                validate: bool = False) -> RaggedFeature:  # fmt: skip
         if value_key is not None and (not isinstance(value_key, str) or not value_key):
             raise ValueError(f"RaggedFeature: value_key must be a non-empty string, got "
                              f"{value_key!r}.")  # fmt: skip

@@ -112,7 +112,8 @@ def _default(value: Any, dt: dtypes.DType, shape: tuple[int, ...], key: str) -> 
     size = int(np.prod(shape, dtype=np.int64))
     if arr.size != size:
         raise invalid(f"Key: {key}.  default_value has {arr.size} values, but the feature's "
-                      f"shape {list(shape)} needs {size}; give a default of that shape.")  # fmt: skip
+                      f"shape {list(shape)} needs {size}; give a default of that "
+                      "shape.")  # fmt: skip
     return arr.reshape(shape)
 
 
@@ -319,7 +320,7 @@ def ragged_one(config: RaggedFeature, key: str, fmap: Any, at_key: Any) -> tuple
     inner = _inner_shape(config)
     if inner:
         stride = int(np.prod(inner, dtype=np.int64))
-        if (flat.size % stride if stride else flat.size):
+        if flat.size % stride if stride else flat.size:
             raise invalid(f"{at}.  RaggedFeature: {flat.size} values cannot be split into rows "
                           f"of UniformRowLength {list(inner)}.")  # fmt: skip
         flat = flat.reshape((flat.size // stride if stride else 0,) + inner)
@@ -416,8 +417,11 @@ def decode_all(serialized: np.ndarray, message: str, op: str) -> list:
             out.append(cls.FromString(s))
         except (DecodeError, RuntimeError, ValueError):
             shown = s[:64].decode("utf-8", "backslashreplace")
-            raise invalid(f"Could not parse {'sequence ' if 'Seq' in message else ''}example "
-                          f"input, value: '{shown}{'...' if len(s) > 64 else ''}'", op) from None
+            raise invalid(
+                f"Could not parse {'sequence ' if 'Seq' in message else ''}example "
+                f"input, value: '{shown}{'...' if len(s) > 64 else ''}'",
+                op,
+            ) from None
     return out
 
 
