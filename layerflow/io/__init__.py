@@ -11,6 +11,10 @@ from layerflow._src.ops.example_features import (
 from layerflow._src.ops.example_parsing_ops import parse_example, parse_single_example
 from layerflow._src.ops.example_proto import decode_json_example
 from layerflow._src.ops.parsing_ops import decode_base64, decode_csv, decode_raw, encode_base64
+from layerflow._src.ops.sequence_example_ops import (
+    parse_sequence_example,
+    parse_single_sequence_example,
+)
 from layerflow._src.saving.io import (
     load,
     parse_tensor,
@@ -30,4 +34,5 @@ __all__ = [
 __all__ += [
     "FixedLenFeature", "FixedLenSequenceFeature", "RaggedFeature", "SparseFeature",
     "VarLenFeature", "decode_json_example", "parse_example", "parse_single_example",
+    "parse_sequence_example", "parse_single_sequence_example",
 ]  # fmt: skip

@@ -46,7 +46,7 @@ MAX_PARTITION_ROWS = 1 << 28
 _KIND = {"float32": "float_list", "int64": "int64_list", "string": "bytes_list"}
 _TYPE_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
 _NP = {"float32": np.float32, "int64": np.int64, "string": object}
-_EMPTY = {name: np.empty(0, dtype=t) for name, t in _NP.items()}
+EMPTY = {name: np.empty(0, dtype=t) for name, t in _NP.items()}
 
 
 def invalid(msg: str, op: str = "ParseExample") -> errors.InvalidArgumentError:
@@ -226,7 +226,7 @@ def var_len(rows: list[np.ndarray | None], dt: dtypes.DType) -> SparseTensor:
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
     indices = np.stack([batch, np.arange(total, dtype=np.int64) - starts], axis=1)
     parts = [r for r in rows if r is not None and r.size]
-    values = np.concatenate(parts) if parts else _EMPTY[dt.name]
+    values = np.concatenate(parts) if parts else EMPTY[dt.name]
     shape = [len(rows), int(lengths.max()) if len(rows) else 0]
     return SparseTensor(indices, as_tensor(values), shape)
 
@@ -238,11 +238,11 @@ def _sparse(spec: Spec, maps: list, names: list | None) -> SparseTensor:
     for i, fmap in enumerate(maps):
         values = feature_values(fmap.get(config.value_key), spec.dtype,
                                 where(config.value_key, i, names))  # fmt: skip
-        values = _EMPTY[spec.dtype.name] if values is None else values
+        values = EMPTY[spec.dtype.name] if values is None else values
         cols = [np.full(values.size, i, dtype=np.int64)]
         for index_key, size in zip(spec.default, sizes):
             ids = feature_values(fmap.get(index_key), int64, where(index_key, i, names))
-            ids = _EMPTY["int64"] if ids is None else ids
+            ids = EMPTY["int64"] if ids is None else ids
             if ids.size != values.size:
                 raise invalid(f"{where(key, i, names)}.  SparseFeature: index feature "
                               f"{index_key!r} has {ids.size} values but value feature "
@@ -262,7 +262,7 @@ def _sparse(spec: Spec, maps: list, names: list | None) -> SparseTensor:
         all_values.append(values)
     indices = (np.concatenate(all_indices) if all_indices
                else np.zeros((0, 1 + len(sizes)), dtype=np.int64))  # fmt: skip
-    values = np.concatenate(all_values) if all_values else _EMPTY[spec.dtype.name]
+    values = np.concatenate(all_values) if all_values else EMPTY[spec.dtype.name]
     return SparseTensor(indices, as_tensor(values), [len(maps), *sizes])
 
 
@@ -316,7 +316,7 @@ def ragged_one(config: RaggedFeature, key: str, fmap: Any, at_key: Any) -> tuple
     value_key = config.value_key or key
     at = at_key(key)
     flat = feature_values(fmap.get(value_key), config.dtype, at_key(value_key))
-    flat = _EMPTY[config.dtype.name] if flat is None else flat
+    flat = EMPTY[config.dtype.name] if flat is None else flat
     inner = _inner_shape(config)
     if inner:
         stride = int(np.prod(inner, dtype=np.int64))
@@ -335,7 +335,7 @@ def ragged_one(config: RaggedFeature, key: str, fmap: Any, at_key: Any) -> tuple
             s = np.arange(0, nvals + 1, p.length, dtype=np.int64)
         else:
             ids = feature_values(fmap.get(p.key), int64, at_key(p.key))
-            s = _partition(p, _EMPTY["int64"] if ids is None else ids, nvals, at)
+            s = _partition(p, EMPTY["int64"] if ids is None else ids, nvals, at)
         splits.insert(0, s)
     return flat, splits
 
