@@ -23,6 +23,13 @@ from layerflow._src.saving.io import (
     serialize_tensor,
     write_file,
 )
+from layerflow._src.saving.io_extra import (
+    decode_compressed,
+    deserialize_many_sparse,
+    matching_files,
+    serialize_many_sparse,
+    serialize_sparse,
+)
 from layerflow._src.saving.weights_file import WeightsFileError
 
 __all__ = [
@@ -35,4 +42,6 @@ __all__ += [
     "FixedLenFeature", "FixedLenSequenceFeature", "RaggedFeature", "SparseFeature",
     "VarLenFeature", "decode_json_example", "parse_example", "parse_single_example",
     "parse_sequence_example", "parse_single_sequence_example",
+    "decode_compressed", "deserialize_many_sparse", "matching_files", "serialize_many_sparse",
+    "serialize_sparse",
 ]  # fmt: skip
