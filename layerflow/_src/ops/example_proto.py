@@ -19,6 +19,8 @@ b'\\n\\x0f\\n\\r\\n\\x01x\\x12\\x08\\x1a\\x06\\n\\x04\\x01\\x02'
 from __future__ import annotations
 
 import functools
+import json
+import struct
 from typing import Any
 
 import numpy as np
@@ -117,7 +119,7 @@ def classes() -> dict[str, type]:
 
     pool = descriptor_pool.DescriptorPool()
     for file in _files():
-        pool.Add(file)
+        pool.AddSerializedFile(file.SerializeToString())
     out = {}
     for name in NAMES:
         cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(f"tensorflow.{name}"))
@@ -133,16 +135,73 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if not n:
+            out.append(b)
+            return bytes(out)
+        out.append(b | 0x80)
+
+
+def _len_field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _feature_bytes(feature: Any) -> bytes:
+    """A Feature as TF's JSON decoder writes it: repeated numbers unpacked, one tag each."""
+    kind = feature.WhichOneof("kind")
+    if kind is None:
+        return b""
+    values = getattr(feature, kind).value
+    if kind == "bytes_list":
+        body = b"".join(_len_field(1, v) for v in values)
+    elif kind == "float_list":
+        body = b"".join(b"\x0d" + struct.pack("<f", v) for v in values)
+    else:
+        body = b"".join(b"\x08" + _varint(v & 0xFFFFFFFFFFFFFFFF) for v in values)
+    number = {"bytes_list": 1, "float_list": 2, "int64_list": 3}[kind]
+    return _len_field(number, body)
+
+
+def _feature_order(text: Any) -> list[str]:
+    """The feature keys in the order the JSON text gives them (TF writes them so)."""
+    doc = json.loads(text, object_pairs_hook=lambda pairs: pairs)
+    keys: list[str] = []
+    for name, value in doc if isinstance(doc, list) else ():
+        if name == "features" and isinstance(value, list):
+            for inner, entries in value:
+                if inner == "feature" and isinstance(entries, list):
+                    keys = [k for k, _ in entries]
+    return list(dict.fromkeys(reversed(keys)))[::-1]  # a repeated key keeps its last place
+
+
+def _json_example_bytes(text: Any, msg: Any) -> bytes:
+    if not msg.HasField("features"):
+        return b""
+    fmap = msg.features.feature
+    order = [k for k in _feature_order(text) if k in fmap]
+    order += sorted(k for k in fmap if k not in set(order))
+    entries = b"".join(
+        _len_field(1, _len_field(1, k.encode("utf-8")) + _len_field(2, _feature_bytes(fmap[k])))
+        for k in order
+    )
+    return _len_field(1, entries)
+
+
 def decode_json_example(json_examples: Any, name: Any = None) -> Any:
     """Convert JSON-encoded `tf.train.Example`s (protobuf's JSON mapping) to binary protos.
 
     Each string of `json_examples` holds one Example as JSON; the result has the same shape and
-    holds the serialized Examples. Invalid JSON or fields raise `InvalidArgumentError`.
+    holds the serialized Examples, byte for byte as TF writes them (features in the JSON's order,
+    numbers unpacked). Invalid JSON or fields raise `InvalidArgumentError`.
 
     >>> import layerflow as tf
     >>> j = '{"features": {"feature": {"x": {"int64List": {"value": ["1"]}}}}}'
     >>> tf.io.decode_json_example(j).numpy()
-    b'\\n\\x0c\\n\\n\\n\\x01x\\x12\\x05\\x1a\\x03\\n\\x01\\x01'
+    b'\\n\\x0c\\n\\n\\n\\x01x\\x12\\x05\\x1a\\x03\\x08\\x01'
     """
     example = classes()["Example"]
     from google.protobuf import json_format
@@ -153,11 +212,11 @@ def decode_json_example(json_examples: Any, name: Any = None) -> Any:
     for i, text in enumerate(arr.reshape(-1)):
         try:
             msg = json_format.Parse(text, example())
+            flat[i] = _json_example_bytes(text, msg)
         except (json_format.ParseError, UnicodeDecodeError, ValueError) as err:
             raise errors.InvalidArgumentError(
                 None, "decode_json_example",
                 f"Error while parsing JSON: {err}; element {i} is not a JSON-encoded "
                 "tf.train.Example.",
             ) from None  # fmt: skip
-        flat[i] = msg.SerializeToString()
     return as_tensor(out)
