@@ -51,7 +51,9 @@ def config(d):
     d = dict(d)
     kind = d.pop("type")
     if kind == "RaggedFeature":
-        d["partitions"] = [getattr(tf.io.RaggedFeature, p[0])(p[1]) for p in d.get("partitions", [])]
+        d["partitions"] = [
+            getattr(tf.io.RaggedFeature, p[0])(p[1]) for p in d.get("partitions", [])
+        ]
     if kind == "FixedLenFeature" and d.get("dtype") == "string" and d.get("default_value"):
         d["default_value"] = [bytes.fromhex(v) for v in d["default_value"]]
     return getattr(tf.io, kind)(**d)

@@ -185,3 +185,12 @@ def test_random_bytes_parse_or_raise_invalid_argument(data):
 def test_corrupt_example_error_shows_the_bytes():
     with pytest.raises(tf.errors.InvalidArgumentError, match="Could not parse example input"):
         tf.io.parse_single_example(b"\x0a\x05zzz", {"z": tf.io.VarLenFeature(tf.float32)})
+
+
+def test_scalar_string_features_hold_bytes():
+    ser = [example({"s": ["bytes", ["6869"]]}).SerializeToString(), b""]
+    feats = {"s": tf.io.FixedLenFeature([], tf.string, default_value="none")}
+    out = tf.io.parse_example(ser, feats)["s"]
+    assert out.dtype == tf.string and out.numpy().tolist() == [b"hi", b"none"]
+    one = tf.io.parse_single_example(ser[0], feats)["s"]
+    assert one.shape == () and one.numpy() == b"hi"

@@ -185,13 +185,13 @@ def _dense(spec: Spec, maps: list, names: list | None) -> np.ndarray:
                 raise invalid(f"{'Name: ' + (names[i] or '<unknown>') + ', ' if names else ''}"
                               f"Feature: {key} (data type: {dt.name}) is required but could "
                               "not be found.")  # fmt: skip
-            out[i] = spec.default
+            out[i, ...] = spec.default  # `[i, ...]`: object arrays copy the element
         elif values.size != size:
             raise invalid(f"{at}.  Can't parse serialized Example: the feature has "
                           f"{values.size} {_TYPE_NAME[_KIND[dt.name]]} values, but its shape "
                           f"{list(shape)} needs {size}.")  # fmt: skip
         else:
-            out[i] = values.reshape(shape)
+            out[i, ...] = values.reshape(shape)
     return out
 
 
@@ -379,12 +379,12 @@ def parse_feature_maps(specs: list[Spec], maps: list, names: list | None,
         key, config = spec.key, spec.config
         if isinstance(config, FixedLenFeature):
             arr = _dense(spec, maps, names)
-            out[key] = as_tensor(arr[0] if single else arr)
+            out[key] = as_tensor(arr[0, ...] if single else arr)
         elif isinstance(config, FixedLenSequenceFeature):
             rows = [feature_values(m.get(key), spec.dtype, where(key, i, names))
                     for i, m in enumerate(maps)]  # fmt: skip
             arr, _ = pad_rows(spec, rows, lambda i, key=key: where(key, i, names))
-            out[key] = as_tensor(arr[0] if single else arr)
+            out[key] = as_tensor(arr[0, ...] if single else arr)
         elif isinstance(config, VarLenFeature):
             rows = [feature_values(m.get(key), spec.dtype, where(key, i, names))
                     for i, m in enumerate(maps)]  # fmt: skip

@@ -128,7 +128,7 @@ def _feature_lists(specs: list[Spec], examples: list, names: list | None,
                                   "parse a missing list as zero steps.", _OP)  # fmt: skip
                 rows.append(_fixed(spec, steps or _EMPTY_STEPS, i, names))
             arr, n = pad_rows(spec, rows, lambda i, key=key: _where(key, i, names))
-            out[key] = as_tensor(arr[0] if single else arr)
+            out[key] = as_tensor(arr[0, ...] if single else arr)
             lengths[key] = as_tensor(n)
         elif isinstance(config, VarLenFeature):
             out[key] = _var_len_steps(spec, per, single)
