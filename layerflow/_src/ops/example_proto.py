@@ -13,7 +13,7 @@ of these names is used: `import layerflow` does not load it.
 >>> ex = tf.train.Example(features=tf.train.Features(feature={
 ...     "x": tf.train.Feature(int64_list=tf.train.Int64List(value=[1, 2]))}))
 >>> ex.SerializeToString()
-b'\\n\\x0f\\n\\r\\n\\x01x\\x12\\x08\\x1a\\x06\\n\\x04\\x01\\x02'
+b'\\n\\r\\n\\x0b\\n\\x01x\\x12\\x06\\x1a\\x04\\n\\x02\\x01\\x02'
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def decode_json_example(json_examples: Any, name: Any = None) -> Any:
     >>> import layerflow as tf
     >>> j = '{"features": {"feature": {"x": {"int64List": {"value": ["1"]}}}}}'
     >>> tf.io.decode_json_example(j).numpy()
-    b'\\n\\x0c\\n\\n\\n\\x01x\\x12\\x05\\x1a\\x03\\x08\\x01'
+    b'\\n\\x0b\\n\\t\\n\\x01x\\x12\\x04\\x1a\\x02\\x08\\x01'
     """
     example = classes()["Example"]
     from google.protobuf import json_format

@@ -11,7 +11,7 @@ stops at `MAX_DECOMPRESSED_BYTES`.
 >>> sp = tf.SparseTensor(indices=[[0, 1]], values=[5], dense_shape=[2, 3])
 >>> back = tf.io.deserialize_many_sparse(tf.io.serialize_many_sparse(sp), tf.int32)
 >>> back.indices.numpy().tolist(), back.dense_shape.numpy().tolist()
-([[0, 1]], [1, 3])
+([[0, 1]], [2, 3])
 """
 
 from __future__ import annotations
