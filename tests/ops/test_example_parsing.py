@@ -64,6 +64,7 @@ def test_required_and_type_errors_name_the_feature():
         ({"x": tf.io.FixedLenFeature([2, 2], tf.float32, default_value=1.0)},
          tf.errors.InvalidArgumentError, "default_value has 1 values"),
         ({"x": tf.io.SparseFeature(["i", "j"], "v", tf.float32, 4)}, ValueError, "same length"),
+        ({"x": tf.io.SparseFeature("i", None, tf.float32, 4)}, ValueError, "feature names"),
     ],
 )  # fmt: skip
 def test_bad_configurations_raise_before_parsing(features, error, match):
@@ -180,6 +181,27 @@ def test_random_bytes_parse_or_raise_invalid_argument(data):
     except tf.errors.InvalidArgumentError:
         return
     assert out["c"].shape == (1,)
+
+
+VALID = bytes.fromhex(FIX["examples"]["c"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(VALID) - 1), st.integers(0, 255)), max_size=4),
+       st.integers(0, len(VALID)))  # fmt: skip
+def test_mutated_examples_parse_or_raise_invalid_argument(edits, cut):
+    data = bytearray(VALID)
+    for pos, byte in edits:
+        data[pos] = byte
+    feats = {"one": tf.io.FixedLenFeature([], tf.int64, default_value=0),
+             "big": tf.io.VarLenFeature(tf.int64),
+             "r": tf.io.RaggedFeature(tf.float32, "v", [tf.io.RaggedFeature.RowLengths("rl")]),
+             "sp": tf.io.SparseFeature("ix", "vx", tf.float32, 5),
+             "img": tf.io.FixedLenSequenceFeature([], tf.float32, allow_missing=True)}  # fmt: skip
+    try:
+        tf.io.parse_example([bytes(data[:cut]), bytes(data)], feats)
+    except tf.errors.InvalidArgumentError:
+        pass
 
 
 def test_corrupt_example_error_shows_the_bytes():

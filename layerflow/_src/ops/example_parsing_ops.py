@@ -141,6 +141,10 @@ class Spec:
             index_keys = [index_keys] if isinstance(index_keys, str) else list(index_keys)
             sizes = config.size
             sizes = [sizes] if isinstance(sizes, int | np.integer) else list(sizes)
+            if not all(isinstance(k, str) and k for k in [*index_keys, config.value_key]):
+                raise ValueError(f"SparseFeature for key {key!r}: index_key and value_key must "
+                                 f"be feature names (non-empty strings), got "
+                                 f"{config.index_key!r} and {config.value_key!r}.")  # fmt: skip
             if not index_keys or len(index_keys) != len(sizes):
                 raise ValueError(f"SparseFeature for key {key!r}: index_key and size must have "
                                  f"the same length, got {config.index_key!r} and "
