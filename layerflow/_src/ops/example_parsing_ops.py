@@ -344,20 +344,12 @@ def ragged_one(config: RaggedFeature, key: str, fmap: Any, at_key: Any) -> tuple
     return flat, splits
 
 
-def ragged(config: RaggedFeature, key: str, parts: list[tuple], single: bool) -> Any:
-    """Per-example (flat, splits) combined: one example as a Tensor or RaggedTensor, a batch
-    as a RaggedTensor whose outer rows are the examples."""
-    sd = config.row_splits_dtype.np
-    if single:
-        flat, splits = parts[0]
-        if not splits:
-            return as_tensor(flat)
-        return RaggedTensor.from_nested_row_splits(
-            as_tensor(flat), [s.astype(sd) for s in splits], validate=False
-        )
+def stack_rows(config: RaggedFeature, parts: list[tuple], depth: int) -> tuple:
+    """Rows' (flat, [splits...]) (each with `depth` levels of splits) stacked as the rows of one
+    (flat, [outer splits, splits...])."""
     nrows = [s[0].size - 1 if s else f.shape[0] for f, s in parts]
     levels = [np.concatenate([[0], np.cumsum(nrows, dtype=np.int64)])]
-    for level in range(len(config.partitions) - len(_inner_shape(config))):
+    for level in range(depth):
         offset, pieces = 0, [np.zeros(1, dtype=np.int64)]
         for _, s in parts:
             pieces.append(s[level][1:] + offset)
@@ -367,9 +359,30 @@ def ragged(config: RaggedFeature, key: str, parts: list[tuple], single: bool) ->
         flat = np.concatenate([f for f, _ in parts])
     else:
         flat = np.empty((0,) + _inner_shape(config), dtype=_NP[config.dtype.name])
+    return flat, levels
+
+
+def ragged_depth(config: RaggedFeature) -> int:
+    """The levels of row splits one example's RaggedFeature has (uniform inner dims are dense)."""
+    return len(config.partitions) - len(_inner_shape(config))
+
+
+def to_ragged(config: RaggedFeature, flat: np.ndarray, splits: list) -> Any:
+    """(flat, splits) as a RaggedTensor (a Tensor when there are no splits)."""
+    if not splits:
+        return as_tensor(flat)
+    sd = config.row_splits_dtype.np
     return RaggedTensor.from_nested_row_splits(
-        as_tensor(flat), [s.astype(sd) for s in levels], validate=False
+        as_tensor(flat), [s.astype(sd) for s in splits], validate=False
     )
+
+
+def ragged(config: RaggedFeature, parts: list[tuple], single: bool) -> Any:
+    """Per-example (flat, splits) combined: one example as a Tensor or RaggedTensor, a batch
+    as a RaggedTensor whose outer rows are the examples."""
+    if single:
+        return to_ragged(config, *parts[0])
+    return to_ragged(config, *stack_rows(config, parts, ragged_depth(config)))
 
 
 # --- the ops ---------------------------------------------------------------------------------
@@ -400,7 +413,7 @@ def parse_feature_maps(specs: list[Spec], maps: list, names: list | None,
         else:
             parts = [ragged_one(config, key, m, lambda k, i=i: where(k, i, names))
                      for i, m in enumerate(maps)]  # fmt: skip
-            out[key] = ragged(config, key, parts, single)
+            out[key] = ragged(config, parts, single)
     return out
 
 

@@ -4,7 +4,8 @@
 The context is parsed like an Example's features. Each feature list is a sequence of steps:
 a `FixedLenSequenceFeature` stacks steps of a fixed shape into `[steps] + shape` (a batch is
 zero-padded to its longest sequence, and the lengths are returned), a `VarLenFeature` gives a
-SparseTensor `[steps, longest step]`, a `RaggedFeature` a RaggedTensor `[steps, (values)]`.
+SparseTensor `[steps, longest step]`, a `RaggedFeature` a RaggedTensor `[steps, (values)]`
+(its partitions split each step's values by the same step of the partition feature lists).
 
 >>> import layerflow as tf
 >>> ints = lambda v: tf.train.Feature(int64_list=tf.train.Int64List(value=v))
@@ -43,9 +44,12 @@ from layerflow._src.ops.example_parsing_ops import (
     pad_rows,
     parse_feature_maps,
     prepare,
+    ragged_depth,
+    ragged_one,
+    stack_rows,
+    to_ragged,
     var_len,
 )
-from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 from layerflow._src.ops.string_ops import as_tensor, strings_of
 
 _OP = "ParseSequenceExample"
@@ -74,10 +78,6 @@ def _specs(context_features: Any, sequence_features: Any,
         if isinstance(config, FixedLenSequenceFeature) and config.default_value is not None:
             raise ValueError(f"Value feature_list.dense_defaults[{spec.key}] must be None: "
                              "sequences are padded with zeros.")  # fmt: skip
-        if isinstance(config, RaggedFeature) and (config.partitions or config.value_key):
-            raise ValueError(f"RaggedFeature for sequence key {spec.key!r}: partitions and "
-                             "value_key are not supported for feature lists here; each step "
-                             "is one row.")  # fmt: skip
     return context, sequence
 
 
@@ -117,7 +117,8 @@ def _feature_lists(specs: list[Spec], examples: list, names: list | None,
     lengths: dict[str, Any] = {}
     for spec in specs:
         key, config = spec.key, spec.config
-        per = [_steps(spec, e, i, names) for i, e in enumerate(examples)]
+        per = ([_steps(spec, e, i, names) for i, e in enumerate(examples)]
+               if not isinstance(config, RaggedFeature) else [])  # fmt: skip
         if isinstance(config, FixedLenSequenceFeature):
             rows = []
             for i, steps in enumerate(per):
@@ -133,7 +134,7 @@ def _feature_lists(specs: list[Spec], examples: list, names: list | None,
         elif isinstance(config, VarLenFeature):
             out[key] = _var_len_steps(spec, per, single)
         else:
-            out[key] = _ragged_steps(spec, per, single)
+            out[key] = _ragged_steps(spec, examples, names, single)
     return out, lengths
 
 
@@ -159,22 +160,38 @@ def _var_len_steps(spec: Spec, per: list, single: bool) -> SparseTensor:
     return drop_batch(sp) if single else sp
 
 
-def _ragged_steps(spec: Spec, per: list, single: bool) -> Any:
-    """`[batch, (steps), (values)]` (without the batch for one example)."""
-    sd = spec.config.row_splits_dtype.np
-    flat, step_lengths, counts = [], [], []
-    for steps in per:
-        steps = steps or _EMPTY_STEPS
-        counts.append(len(steps))
-        for values in steps:
-            step_lengths.append(0 if values is None else values.size)
-            if values is not None:
-                flat.append(values)
-    values = np.concatenate(flat) if flat else EMPTY[spec.dtype.name]
-    inner = np.concatenate([[0], np.cumsum(step_lengths, dtype=np.int64)]).astype(sd)
-    outer = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(sd)
-    rt = RaggedTensor.from_row_splits(as_tensor(values), inner, validate=False)
-    return rt if single else RaggedTensor.from_row_splits(rt, outer, validate=False)
+class _Step:
+    """Step `t` of every feature list, looked up like an Example's features."""
+
+    __slots__ = ("_lists", "_t")
+
+    def __init__(self, lists: Any, t: int) -> None:
+        self._lists, self._t = lists, t
+
+    def get(self, key: str) -> Any:
+        flist = self._lists.get(key)
+        if flist is None or self._t >= len(flist.feature):
+            return None
+        return flist.feature[self._t]
+
+
+def _ragged_steps(spec: Spec, examples: list, names: list | None, single: bool) -> Any:
+    """`[batch, (steps), partitions..., (values)]` (without the batch for one example): each
+    step is split by its own partition steps, as an Example's values are."""
+    config, key = spec.config, spec.key
+    depth = ragged_depth(config)
+    per_example = []
+    for i, example in enumerate(examples):
+        lists = example.feature_lists.feature_list
+        flist = lists.get(config.value_key or key)
+        steps = []
+        for t in range(0 if flist is None else len(flist.feature)):
+            at_key = lambda k, t=t, i=i: f"{_where(k, i, names)}, Step: {t}"  # noqa: E731
+            steps.append(ragged_one(config, key, _Step(lists, t), at_key))
+        per_example.append(stack_rows(config, steps, depth))
+    if single:
+        return to_ragged(config, *per_example[0])
+    return to_ragged(config, *stack_rows(config, per_example, depth + 1))
 
 
 def _parse(serialized: np.ndarray, context_features: Any, sequence_features: Any,
