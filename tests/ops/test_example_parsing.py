@@ -61,6 +61,7 @@ def test_required_and_type_errors_name_the_feature():
         ({"x": tf.io.FixedLenFeature([], tf.int32)}, ValueError, "tf.string, tf.int64"),
         ({"x": tf.io.FixedLenSequenceFeature([], tf.int64)}, ValueError, "allow_missing"),
         ({"x": "int64"}, ValueError, "unsupported feature configuration"),
+        ({3: tf.io.VarLenFeature(tf.int64)}, ValueError, "keys must be non-empty strings"),
         ({"x": tf.io.FixedLenFeature([2, 2], tf.float32, default_value=1.0)},
          tf.errors.InvalidArgumentError, "default_value has 1 values"),
         ({"x": tf.io.SparseFeature(["i", "j"], "v", tf.float32, 4)}, ValueError, "same length"),
@@ -169,6 +170,11 @@ def test_a_padded_result_over_the_limit_is_refused_before_allocation(monkeypatch
         tf.io.parse_example([big] + [small] * 10, feats)
     with pytest.raises(tf.errors.ResourceExhaustedError):
         tf.io.parse_example([small] * 200, {"y": tf.io.FixedLenFeature([1], tf.int64, [0])})
+
+
+def test_a_huge_fixed_shape_is_refused_not_allocated():
+    with pytest.raises(tf.errors.ResourceExhaustedError, match="Key: y"):
+        tf.io.parse_single_example(b"", {"y": tf.io.FixedLenFeature([2**40, 2**40], tf.int64)})
 
 
 @settings(max_examples=150, deadline=None)

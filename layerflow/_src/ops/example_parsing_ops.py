@@ -18,6 +18,7 @@ array([1., 2.], dtype=float32)
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -109,7 +110,7 @@ def _static_shape(shape: Any, key: str, what: str) -> tuple[int, ...]:
 
 def _default(value: Any, dt: dtypes.DType, shape: tuple[int, ...], key: str) -> np.ndarray:
     arr = np.asarray(convert_to_tensor(value, dtype=dt).numpy(), dtype=_NP[dt.name])
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     if arr.size != size:
         raise invalid(f"Key: {key}.  default_value has {arr.size} values, but the feature's "
                       f"shape {list(shape)} needs {size}; give a default of that "
@@ -120,12 +121,13 @@ def _default(value: Any, dt: dtypes.DType, shape: tuple[int, ...], key: str) -> 
 class Spec:
     """One feature configuration, checked and normalized."""
 
-    __slots__ = ("key", "config", "dtype", "shape", "default")
+    __slots__ = ("key", "config", "dtype", "shape", "default", "index_keys")
 
     def __init__(self, key: str, config: Any) -> None:
         self.key, self.config = key, config
         self.shape: tuple[int, ...] = ()
         self.default: Any = None
+        self.index_keys: list[str] = []
         kind = type(config).__name__
         self.dtype = feature_dtype(config.dtype, f"{kind} for key {key!r}")
         if isinstance(config, FixedLenFeature):
@@ -153,7 +155,7 @@ class Spec:
                 raise ValueError(f"SparseFeature for key {key!r}: size must be non-negative "
                                  f"ints, got {config.size!r}.")  # fmt: skip
             self.shape = tuple(int(s) for s in sizes)
-            self.default = index_keys
+            self.index_keys = index_keys
 
 
 def prepare(features: Any, op: str) -> list[Spec]:
@@ -163,6 +165,8 @@ def prepare(features: Any, op: str) -> list[Spec]:
                         f"{type(features).__name__}.")  # fmt: skip
     specs = []
     for key, config in features.items():
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"{op}: feature keys must be non-empty strings, got {key!r}.")
         if not isinstance(config, FEATURE_TYPES):
             raise ValueError(
                 f"{op}: unsupported feature configuration {config!r} for key {key!r}; use "
@@ -178,7 +182,7 @@ def prepare(features: Any, op: str) -> list[Spec]:
 
 def _dense(spec: Spec, maps: list, names: list | None) -> np.ndarray:
     dt, shape, key = spec.dtype, spec.shape, spec.key
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     check_bytes(len(maps) * size, 8, key)
     out = np.empty((len(maps),) + shape, dtype=_NP[dt.name])
     for i, fmap in enumerate(maps):
@@ -203,7 +207,7 @@ def pad_rows(spec: Spec, rows: list[np.ndarray], at: Any) -> tuple[np.ndarray, n
     """Items of `spec.shape` stacked per example, padded to the longest: `[B, T] + shape`,
     and the lengths. `rows[i]` is example i's flat values (None when missing)."""
     dt, shape = spec.dtype, spec.shape
-    stride = int(np.prod(shape, dtype=np.int64))
+    stride = math.prod(shape)
     lengths = np.zeros(len(rows), dtype=np.int64)
     for i, values in enumerate(rows):
         n = 0 if values is None else values.size
@@ -244,7 +248,7 @@ def _sparse(spec: Spec, maps: list, names: list | None) -> SparseTensor:
                                 where(config.value_key, i, names))  # fmt: skip
         values = EMPTY[spec.dtype.name] if values is None else values
         cols = [np.full(values.size, i, dtype=np.int64)]
-        for index_key, size in zip(spec.default, sizes):
+        for index_key, size in zip(spec.index_keys, sizes):
             ids = feature_values(fmap.get(index_key), int64, where(index_key, i, names))
             ids = EMPTY["int64"] if ids is None else ids
             if ids.size != values.size:
@@ -323,7 +327,7 @@ def ragged_one(config: RaggedFeature, key: str, fmap: Any, at_key: Any) -> tuple
     flat = EMPTY[config.dtype.name] if flat is None else flat
     inner = _inner_shape(config)
     if inner:
-        stride = int(np.prod(inner, dtype=np.int64))
+        stride = math.prod(inner)
         if flat.size % stride if stride else flat.size:
             raise invalid(f"{at}.  RaggedFeature: {flat.size} values cannot be split into rows "
                           f"of UniformRowLength {list(inner)}.")  # fmt: skip

@@ -22,6 +22,7 @@ SparseTensor `[steps, longest step]`, a `RaggedFeature` a RaggedTensor `[steps, 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -100,7 +101,7 @@ def _steps(spec: Spec, example: Any, index: int, names: list | None) -> list | N
 
 def _fixed(spec: Spec, steps: list, index: int, names: list | None) -> np.ndarray:
     """One example's steps of a FixedLenSequenceFeature, flattened (each checked)."""
-    size = int(np.prod(spec.shape, dtype=np.int64))
+    size = math.prod(spec.shape)
     for t, values in enumerate(steps):
         n = 0 if values is None else values.size
         if n != size:
