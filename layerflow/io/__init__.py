@@ -1,7 +1,20 @@
 """`tf.io`: file and tensor serialization; `save`/`load` of nested tensor structures (no pickle)."""
 
 from layerflow._src.data.records import TFRecordOptions, TFRecordWriter
+from layerflow._src.ops.example_features import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    RaggedFeature,
+    SparseFeature,
+    VarLenFeature,
+)
+from layerflow._src.ops.example_parsing_ops import parse_example, parse_single_example
+from layerflow._src.ops.example_proto import decode_json_example
 from layerflow._src.ops.parsing_ops import decode_base64, decode_csv, decode_raw, encode_base64
+from layerflow._src.ops.sequence_example_ops import (
+    parse_sequence_example,
+    parse_single_sequence_example,
+)
 from layerflow._src.saving.io import (
     load,
     parse_tensor,
@@ -10,6 +23,13 @@ from layerflow._src.saving.io import (
     serialize_tensor,
     write_file,
 )
+from layerflow._src.saving.io_extra import (
+    decode_compressed,
+    deserialize_many_sparse,
+    matching_files,
+    serialize_many_sparse,
+    serialize_sparse,
+)
 from layerflow._src.saving.weights_file import WeightsFileError
 
 __all__ = [
@@ -17,4 +37,11 @@ __all__ = [
     "WeightsFileError", "load", "parse_tensor", "read_file", "save", "serialize_tensor",
     "write_file",
     "decode_base64", "decode_csv", "decode_raw", "encode_base64",
+]  # fmt: skip
+__all__ += [
+    "FixedLenFeature", "FixedLenSequenceFeature", "RaggedFeature", "SparseFeature",
+    "VarLenFeature", "decode_json_example", "parse_example", "parse_single_example",
+    "parse_sequence_example", "parse_single_sequence_example",
+    "decode_compressed", "deserialize_many_sparse", "matching_files", "serialize_many_sparse",
+    "serialize_sparse",
 ]  # fmt: skip
