@@ -1,6 +1,18 @@
 """`tf.io`: file and tensor serialization; `save`/`load` of nested tensor structures (no pickle)."""
 
 from layerflow._src.data.records import TFRecordOptions, TFRecordWriter
+from layerflow._src.ops.image_codec_ops import (
+    decode_and_crop_jpeg,
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    decode_webp,
+    extract_jpeg_shape,
+    is_jpeg,
+)
+from layerflow._src.ops.image_encode_ops import encode_jpeg, encode_png
 from layerflow._src.ops.parsing_ops import decode_base64, decode_csv, decode_raw, encode_base64
 from layerflow._src.saving.io import (
     load,
@@ -17,4 +29,6 @@ __all__ = [
     "WeightsFileError", "load", "parse_tensor", "read_file", "save", "serialize_tensor",
     "write_file",
     "decode_base64", "decode_csv", "decode_raw", "encode_base64",
+    "decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png",
+    "decode_webp", "encode_jpeg", "encode_png", "extract_jpeg_shape", "is_jpeg",
 ]  # fmt: skip
