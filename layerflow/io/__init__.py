@@ -32,3 +32,9 @@ __all__ = [
     "decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png",
     "decode_webp", "encode_jpeg", "encode_png", "extract_jpeg_shape", "is_jpeg",
 ]  # fmt: skip
+
+
+def __getattr__(name: str):  # names left out on purpose say why (decode_jxl)
+    from layerflow._src.ops.image_codec_ops import absent_name
+
+    raise absent_name("tf.io", name)

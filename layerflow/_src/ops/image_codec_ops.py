@@ -47,8 +47,16 @@ def _err(op: str, msg: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, op, msg)
 
 
+def _strings(contents: Any, op: str) -> np.ndarray:
+    if isinstance(contents, TensorLike) and backend.to_host(contents._data).dtype.kind == "S":
+        return backend.to_host(contents._data)  # an element of a string tensor
+    return strings_of(contents, op)
+
+
 def _contents(contents: Any, op: str) -> bytes:
-    arr = strings_of(contents, op)
+    if isinstance(contents, bytes | str):
+        return contents.encode() if isinstance(contents, str) else contents
+    arr = _strings(contents, op)
     if arr.shape != ():
         dims = ",".join(str(d) for d in arr.shape)
         raise _err(op, f"{op}: `contents` must be scalar but got shape[{dims}]; decode a batch "
@@ -127,36 +135,39 @@ def _load(fn: Any, op: str, fmt: str, recover: bool = False) -> Any:
         ) from None
 
 
+def _with_args(tile: Any, args: Any) -> Any:
+    parts = (tile[0], tile[1], tile[2], args)
+    return type(tile)(*parts) if hasattr(tile, "_fields") else parts  # Pillow 11+: a namedtuple
+
+
 def _png16(im: Any) -> np.ndarray | None:
     """The 16-bit samples of a 16-bit PNG with colour (Pillow keeps only the high bytes): its
     zlib/filter decoder is run again with a raw mode that reads the low bytes."""
     tile = im.tile[0] if len(im.tile) == 1 else None
-    raw = tile.args if tile is not None and hasattr(tile, "args") else None
+    raw = tile[3] if tile is not None else None
     raw = raw[0] if isinstance(raw, tuple) else raw
-    if raw not in ("RGB;16B", "RGBA;16B", "LA;16B"):
+    if raw not in ("RGB;16B", "RGBA;16B", "LA;16B") or not hasattr(im.fp, "getvalue"):
         return None
-    data = im.fp.getvalue() if hasattr(im.fp, "getvalue") else None
-    if data is None:
-        return None
+    data = im.fp.getvalue()
     Image = _pil()
     hi_im = Image.open(io.BytesIO(data))
     lo_im = Image.open(io.BytesIO(data))
     if raw == "LA;16B":  # 4 bytes a pixel, as 8-bit RGBA: (G hi, G lo, A hi, A lo)
-        lo_im.tile = [tile._replace(args="RGBA")]
+        lo_im.tile = [_with_args(tile, "RGBA")]
         b = np.asarray(lo_im).astype(np.uint16)
         return np.stack([b[..., 0] * 256 + b[..., 1], b[..., 2] * 256 + b[..., 3]], axis=-1)
-    lo_im.tile = [tile._replace(args=raw.replace("16B", "16L"))]
+    lo_im.tile = [_with_args(tile, raw.replace("16B", "16L"))]
     return np.asarray(hi_im).astype(np.uint16) * 256 + np.asarray(lo_im).astype(np.uint16)
 
 
 def _bmp32(im: Any) -> np.ndarray | None:
     """A 32-bit BMP's pixels with their alpha byte (Pillow reads it as BGRX; TF keeps it)."""
     tile = im.tile[0] if len(im.tile) == 1 else None
-    if tile is None or tile.codec_name != "raw" or tile.args[0] != "BGRX":
+    if tile is None or tile[0] != "raw" or not isinstance(tile[3], tuple) or tile[3][0] != "BGRX":
         return None
-    _, stride, orientation = tile.args
+    _, stride, orientation = tile[3]
     w, h = im.size
-    data = im.fp.getvalue()[tile.offset : tile.offset + stride * h]
+    data = im.fp.getvalue()[tile[2] : tile[2] + stride * h]
     if len(data) < stride * h:
         return None  # truncated: Pillow's own decoder reports it
     rows = np.frombuffer(data, np.uint8).reshape(h, stride)[:, : 4 * w].reshape(h, w, 4)
@@ -476,7 +487,25 @@ def is_jpeg(contents: Any, name: str | None = None) -> Tensor:
     >>> bool(tf.io.is_jpeg(tf.io.encode_jpeg(tf.zeros((1, 1, 1), tf.uint8))))
     True
     """
-    arr = strings_of(contents, "is_jpeg")
+    arr = _strings(contents, "is_jpeg")
     out = np.vectorize(lambda s: bytes(s)[:3] == b"\xff\xd8\xff", otypes=[bool])(arr) if arr.size \
         else np.zeros(arr.shape, bool)  # fmt: skip
     return convert_to_tensor(np.asarray(out, dtype=bool))
+
+
+# Names of TF's image API that layerflow leaves out, with the reason (a module `__getattr__` of
+# tf.io and tf.image raises it as the AttributeError).
+ABSENT = {
+    "decode_jxl": "JPEG XL decoding needs a JPEG XL library, and Pillow (the image extra) has no "
+    "JPEG XL support; convert the files to PNG or WebP, or decode them with a JPEG XL package "
+    "and pass the pixels to tf.constant.",
+}
+
+
+def absent_name(module: str, name: str) -> AttributeError:
+    """The AttributeError for `module.name`, with the reason when the name is left out on
+    purpose."""
+    reason = ABSENT.get(name)
+    if reason is None:
+        return AttributeError(f"module {module!r} has no attribute {name!r}")
+    return AttributeError(f"{module}.{name} is not available in layerflow: {reason}")

@@ -56,7 +56,9 @@ def _float_image(image: Any) -> tuple[Any, Any]:
 
 
 def _scalar(value: Any, like: Any) -> Any:
-    return cast(_as_tensor(value), like.dtype)
+    if isinstance(value, TensorLike) or is_symbolic_value(value):
+        return cast(value, like.dtype)
+    return _as_tensor(np.asarray(value, dtype=like.dtype.np))  # a Python number, unrounded
 
 
 def _concrete(value: Any) -> float | None:
