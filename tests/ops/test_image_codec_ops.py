@@ -90,6 +90,8 @@ def test_jpeg_decoding_within_libjpeg_differences():
     for r in (2, 4, 8):
         near(tf.io.decode_jpeg(jpg, ratio=r, dct_method="INTEGER_ACCURATE"), f"jpeg_dec_r{r}")
     near(tf.io.decode_jpeg(F["jpeg_gray_bytes"].tobytes()), "jpeg_dec_gray")
+    for r in (4, 8):  # an image smaller than the ratio scales in the DCT domain too
+        near(tf.io.decode_jpeg(F["jpeg_tiny_bytes"].tobytes(), ratio=r), f"jpeg_tiny_r{r}", 2, 1)
     near(tf.io.decode_and_crop_jpeg(jpg, [3, 5, 10, 20]), "jpeg_crop")
     same(tf.io.extract_jpeg_shape(jpg), "jpeg_shape")
     assert tf.io.extract_jpeg_shape(jpg, tf.int64).dtype == tf.int64
@@ -110,7 +112,9 @@ def test_jpeg_encoding_options_decode_like_tf():
     i = cm.find(b"JFIF\x00")
     assert cm[i + 7 : i + 12] == bytes([2, 0, 40, 0, 50])
     xmp = tf.io.encode_jpeg(smooth, xmp_metadata="<x:xmpmeta/>").numpy()
-    assert b"<x:xmpmeta/>" in xmp
+    with PIL.open(__import__("io").BytesIO(xmp)) as im:
+        assert im.info["xmp"] == b"<x:xmpmeta/>"
+    near(tf.io.decode_jpeg(xmp), "jpeg_dec_c0", 40, 10)
     gray = tf.io.encode_jpeg(smooth[..., :1], format="grayscale")
     assert tf.io.decode_jpeg(gray).shape == (24, 40, 1)
     near(tf.image.adjust_jpeg_quality(smooth, 60), "adjust_jpeg_quality")

@@ -266,13 +266,22 @@ def _jpeg(im: Any, op: str, channels: int, ratio: int, recover: bool) -> np.ndar
         size = (w // ratio, h // ratio) if ratio > 1 and w >= ratio and h >= ratio else None
         if mode or size:  # libjpeg's own grey output and DCT scaling, as TF asks libjpeg for
             im.draft(mode or im.mode, size)
-        arr = _pixels(im, _JPEG, channels)
-        if size is None and ratio > 1:  # an image smaller than the ratio: one pixel a block
-            oh, ow = -(-h // ratio), -(-w // ratio)
-            arr = arr[: oh * ratio : ratio, : ow * ratio : ratio]
-        return arr
+        if ratio > 1 and size is None:
+            _tiny_scale(im, ratio)
+        return _pixels(im, _JPEG, channels)
 
     return _to_channels(_load(read, op, _JPEG, recover), channels)
+
+
+def _tiny_scale(im: Any, ratio: int) -> None:
+    """DCT scaling by `ratio` of an image smaller than the ratio, which Pillow's `draft` can't
+    ask for: the same settings draft makes, with the scale given."""
+    d, e, o, a = im.tile[0]
+    e = (e[0], e[1], (e[2] - e[0] + ratio - 1) // ratio + e[0],
+         (e[3] - e[1] + ratio - 1) // ratio + e[1])  # fmt: skip
+    im.tile = [type(im.tile[0])(d, e, o, a) if hasattr(im.tile[0], "_fields") else (d, e, o, a)]
+    im._size = (-(-im.size[0] // ratio), -(-im.size[1] // ratio))
+    im.decoderconfig = (ratio, 0)
 
 
 def _tensor(arr: np.ndarray) -> Tensor:

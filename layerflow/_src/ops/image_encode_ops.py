@@ -128,8 +128,6 @@ def encode_jpeg(image: Any, format: str = "", quality: int = 95, progressive: bo
                           "subsampling": 2 if chroma_downsampling else 0}  # fmt: skip
     if density_unit == "in":
         kw["dpi"] = (int(x_density), int(y_density))
-    if xmp_metadata:
-        kw["xmp"] = xmp_metadata.encode() if isinstance(xmp_metadata, str) else xmp_metadata
     buf = io.BytesIO()
     pil.save(buf, "JPEG", **kw)
     data = buf.getvalue()
@@ -138,7 +136,24 @@ def encode_jpeg(image: Any, format: str = "", quality: int = 95, progressive: bo
         if app0 > 0:
             patch = struct.pack(">BHH", 2, int(x_density), int(y_density))
             data = data[: app0 + 7] + patch + data[app0 + 12 :]
+    if xmp_metadata:
+        data = _with_xmp(data, xmp_metadata)
     return convert_to_tensor(np.asarray(data, dtype=object))
+
+
+_XMP_NS = b"http://ns.adobe.com/xap/1.0/\x00"
+
+
+def _with_xmp(data: bytes, xmp: Any) -> bytes:
+    """An APP1 XMP segment (as libjpeg-based encoders write it) after SOI and the JFIF APP0."""
+    body = _XMP_NS + (xmp.encode() if isinstance(xmp, str) else bytes(xmp))
+    if len(body) + 2 > 0xFFFF:
+        raise _err("encode_jpeg", f"encode_jpeg: xmp_metadata of {len(body)} bytes does not fit "
+                   "one JPEG segment (65533 bytes at most).")  # fmt: skip
+    at = 2
+    if data[2:4] == b"\xff\xe0":
+        at = 4 + struct.unpack(">H", data[4:6])[0]
+    return data[:at] + b"\xff\xe1" + struct.pack(">H", len(body) + 2) + body + data[at:]
 
 
 def adjust_jpeg_quality(image: Any, jpeg_quality: Any, dct_method: str = "",
