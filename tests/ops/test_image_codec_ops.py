@@ -68,7 +68,8 @@ def test_encode_png_round_trips_and_batches(dtype, c):
 
 
 def test_gif_bmp_webp_match_tf_exactly():
-    for key in ("gif_still", "gif_anim", "gif_anim_dispose"):
+    for key in ("gif_still", "gif_anim", "gif_anim_dispose", "gif_trns_keep", "gif_trns_bg",
+                "gif_trns_still"):  # fmt: skip
         data = INPUTS[key].tobytes()
         same(tf.io.decode_gif(data), f"dec_{key}")
         same(tf.io.decode_image(data), f"dec_{key}")

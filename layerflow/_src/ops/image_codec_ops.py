@@ -250,12 +250,23 @@ def _frames(data: bytes, op: str, fmt: str, channels: int, *, all_frames: bool,
         out = []
         for i in range(count if all_frames else 1):
             im.seek(i)
-            # GIF frames come composited on the canvas (Pillow applies the disposal methods).
-            frame = np.asarray(im.convert("RGB")) if fmt == _GIF else _pixels(im, fmt, channels)
+            if fmt == _GIF:
+                frame = _gif_frame(im, out[-1] if out else None)
+                im.dispose = None  # TF ignores disposal: the next frame draws over this one
+            else:
+                frame = _pixels(im, fmt, channels)
             out.append(_to_channels(frame, channels))
         return out
 
     return _load(read, op, fmt, recover)
+
+
+def _gif_frame(im: Any, previous: np.ndarray | None) -> np.ndarray:
+    """A GIF frame as TF composites it: Pillow's frame, and where that is transparent the
+    previous frame (black for the first; TF does not restore to the background)."""
+    rgba = np.asarray(im.convert("RGBA"))
+    under = np.zeros_like(rgba[..., :3]) if previous is None else previous[..., :3]
+    return np.where(rgba[..., 3:] == 0, under, rgba[..., :3]).astype(np.uint8)
 
 
 def _jpeg(im: Any, op: str, channels: int, ratio: int, recover: bool) -> np.ndarray:
