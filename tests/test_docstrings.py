@@ -15,6 +15,8 @@ NEEDS = {
     "layerflow._src.ops.bessel_ops": "scipy",
     "layerflow._src.ops.sobol_ops": "scipy",
     "layerflow._src.summary.writer": "tensorboard",
+    "layerflow._src.ops.image_codec_ops": "PIL",
+    "layerflow._src.ops.image_encode_ops": "PIL",
 }
 MODULES = sorted(
     ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")

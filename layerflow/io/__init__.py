@@ -10,6 +10,18 @@ from layerflow._src.ops.example_features import (
 )
 from layerflow._src.ops.example_parsing_ops import parse_example, parse_single_example
 from layerflow._src.ops.example_proto import decode_json_example
+from layerflow._src.ops.image_codec_ops import (
+    decode_and_crop_jpeg,
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    decode_webp,
+    extract_jpeg_shape,
+    is_jpeg,
+)
+from layerflow._src.ops.image_encode_ops import encode_jpeg, encode_png
 from layerflow._src.ops.parsing_ops import decode_base64, decode_csv, decode_raw, encode_base64
 from layerflow._src.ops.sequence_example_ops import (
     parse_sequence_example,
@@ -37,6 +49,8 @@ __all__ = [
     "WeightsFileError", "load", "parse_tensor", "read_file", "save", "serialize_tensor",
     "write_file",
     "decode_base64", "decode_csv", "decode_raw", "encode_base64",
+    "decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png",
+    "decode_webp", "encode_jpeg", "encode_png", "extract_jpeg_shape", "is_jpeg",
 ]  # fmt: skip
 __all__ += [
     "FixedLenFeature", "FixedLenSequenceFeature", "RaggedFeature", "SparseFeature",
@@ -45,3 +59,9 @@ __all__ += [
     "decode_compressed", "deserialize_many_sparse", "matching_files", "serialize_many_sparse",
     "serialize_sparse",
 ]  # fmt: skip
+
+
+def __getattr__(name: str):  # names left out on purpose say why (decode_jxl)
+    from layerflow._src.ops.image_codec_ops import absent_name
+
+    raise absent_name("tf.io", name)

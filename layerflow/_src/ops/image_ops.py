@@ -112,20 +112,44 @@ def resize_with_pad(image: Any, target_height: int, target_width: int, method: s
 
 def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False,
                         name: str | None = None) -> Any:  # fmt: skip
-    """Convert between integer images (0..MAX) and float images (0..1)."""
+    """Convert between integer images (0..MAX of the dtype) and float images (0..1), as TF.
+
+    Integer to integer rescales by a power of two; `saturate=True` clamps before casting where
+    the value could overflow (float to int, or a narrowing cast).
+
+    >>> import layerflow as tf
+    >>> tf.image.convert_image_dtype(tf.constant([0, 255], tf.uint8), tf.float32).numpy()
+    array([0., 1.], dtype=float32)
+    >>> tf.image.convert_image_dtype(tf.constant([1.5, 0.5]), tf.uint8, saturate=True).numpy()
+    array([255, 127], dtype=uint8)
+    """
     from layerflow._src.framework import dtypes
+    from layerflow._src.ops.elementwise_more_ops import saturate_cast
+    from layerflow._src.ops.math_ops import floordiv
 
     x = _as_tensor(image)
     src, dst = x.dtype, dtypes.as_dtype(dtype)
+    if not (dst.is_floating or dst.is_integer):
+        raise AttributeError(f"dtype must be either floating point or integer, got {dst.name}.")
+    if not (src.is_floating or src.is_integer):
+        raise AttributeError(
+            f"image dtype must be either floating point or integer, got {src.name}; cast a "
+            "boolean image to uint8 first."
+        )
     if src == dst:
         return x
-    if src.is_integer and dst.is_floating:
-        return multiply(cast(x, dst), 1.0 / float(src.max))
-    if src.is_floating and dst.is_integer:
-        return cast(multiply(x, float(dst.max) + 0.5), dst)
+    to = saturate_cast if saturate else cast
+    if src.is_integer and dst.is_integer:
+        if src.max > dst.max:  # scale down first, then cast: in.max maps below out.max + 1
+            return to(floordiv(x, (src.max + 1) // (dst.max + 1)), dst)
+        return multiply(to(x, dst), (dst.max + 1) // (src.max + 1))
     if src.is_floating and dst.is_floating:
         return cast(x, dst)
-    raise NotImplementedError(
-        f"convert_image_dtype from {src.name} to {dst.name} is not supported yet; go through "
-        "float32."
-    )
+    if src.is_integer:
+        if dst.name in ("float16", "bfloat16") and src.max > 65504:
+            # TF casts first and gets inf * 0 = NaN; scale in float32, then narrow.
+            return cast(multiply(cast(x, "float32"), 1.0 / src.max), dst)
+        return multiply(cast(x, dst), 1.0 / src.max)
+    # + 0.5 so that 1.0 reaches dst.max. Out-of-range values clamp even without `saturate`, as
+    # TF's CPU cast does for them (NumPy's cast would wrap around).
+    return saturate_cast(multiply(x, dst.max + 0.5), dst)
