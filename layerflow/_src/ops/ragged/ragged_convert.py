@@ -202,3 +202,29 @@ def merge_dims(rt: RaggedTensor, outer_axis: int, inner_axis: int) -> Any:
     for axis in range(inner - 1, outer - 1, -1):
         result = _merge_pair(result, axis)
     return result
+
+
+# --- padded sequences (how Keras's RNN layers consume ragged input) -------------------------------
+
+
+def call_padded(fn: Any, rt: RaggedTensor, return_sequences: bool, kwargs: dict) -> Any:
+    """`fn(dense, mask=mask, **kwargs)` on `rt` padded to a dense batch, with the time-step mask
+    of its row lengths (as tf_keras's RNN layers take ragged input); with `return_sequences`,
+    the output sequences are cut back to the rows' lengths (a RaggedTensor)."""
+    if rt.ragged_rank != 1:
+        raise ValueError(
+            f"A recurrent layer takes a RaggedTensor of ragged rank 1 (batch, None, features), "
+            f"got ragged rank {rt.ragged_rank} and shape {rt.shape}."
+        )
+    lengths = np.diff(_host(rt.row_splits)).astype(np.int64)
+    dense = rt.to_tensor()
+    steps = int(dense.shape[1])
+    mask = convert_to_tensor(np.arange(steps)[None, :] < lengths[:, None])
+    if kwargs.get("mask") is not None:
+        raise ValueError("A RaggedTensor input carries its own mask; do not pass mask= as well.")
+    out = fn(dense, **{**kwargs, "mask": mask})
+    if not return_sequences:
+        return out
+    if isinstance(out, list | tuple):
+        return [from_tensor(out[0], lengths, None, 1, rt.row_splits_dtype), *out[1:]]
+    return from_tensor(out, lengths, None, 1, rt.row_splits_dtype)

@@ -421,7 +421,7 @@ class RaggedTensor:
         rows = [values[s[i] : s[i + 1]] for i in range(len(s) - 1)]
         if not rows:
             return np.zeros((0, 0) + values.shape[1:], dtype=values.dtype)
-        if values.dtype != object and all(len(r) == len(rows[0]) for r in rows):
+        if all(len(r) == len(rows[0]) for r in rows):
             return np.array(rows)
         out = np.empty(len(rows), dtype=object)
         for i, r in enumerate(rows):
