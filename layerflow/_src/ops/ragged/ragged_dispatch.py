@@ -94,8 +94,11 @@ def _flat_coords(rt: RaggedTensor) -> np.ndarray:
 
 def _broadcast_dense(rt: RaggedTensor, y: Any) -> Any:
     """`y` (dense) as values aligned with `rt.flat_values`, for a broadcasting binary op."""
-    y = _tensor(y)
     inner_rank = rt.flat_values.shape.rank - 1
+    if not isinstance(y, TensorLike):
+        if np.ndim(y) <= inner_rank:
+            return y  # a Python value: the op converts it with the ragged values' dtype
+        y = convert_to_tensor(y, dtype_hint=rt.dtype)
     if y.shape.rank <= inner_rank:
         return y  # broadcasts against the inner dimensions of every value
     rank = rt.shape.rank

@@ -52,7 +52,7 @@ def _splits(value: Any, what: str, dtype: Any = None) -> Tensor:
             f"{arr.dtype} and shape {arr.shape}."
         )
     want = np.int64 if dtype is None else dtypes.as_dtype(dtype).np
-    if dtype is None and isinstance(value, TensorLike) and arr.dtype == np.int32:
+    if dtype is None and isinstance(value, TensorLike | np.ndarray) and arr.dtype == np.int32:
         want = np.int32
     return convert_to_tensor(arr.astype(want, copy=False))
 

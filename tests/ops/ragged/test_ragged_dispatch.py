@@ -1,0 +1,96 @@
+"""Ops over RaggedTensors (elementwise, reductions, concat/stack/gather, where) and gradients
+through flat_values; expected values are TF 2.21's."""
+
+import numpy as np
+import pytest
+
+import layerflow as tf
+
+
+def test_elementwise_and_operators():
+    x = tf.ragged.constant([[1, 2], [3]])
+    assert (x + tf.ragged.constant([[10, 20], [30]])).to_list() == [[11, 22], [33]]
+    assert (x * 2).to_list() == [[2, 4], [6]] and (2 - x).to_list() == [[1, 0], [-1]]
+    assert (x + tf.constant([[1], [2]])).to_list() == [[2, 3], [5]]  # dense rows broadcast
+    assert (x / 2).to_list() == [[0.5, 1.0], [1.5]] and (-x).to_list() == [[-1, -2], [-3]]
+    assert (x > 1).to_list() == [[False, True], [True]]
+    assert tf.cast(x, tf.float32).dtype == tf.float32
+    assert tf.math.exp(tf.cast(x, tf.float32)).flat_values.numpy() == pytest.approx(
+        np.exp([1.0, 2.0, 3.0]), rel=1e-6)  # fmt: skip
+    assert tf.nn.relu(x - 2).to_list() == [[0, 0], [1]]
+    with pytest.raises(ValueError, match="incompatible row partitions"):
+        x + tf.ragged.constant([[1], [2, 3]])
+    with pytest.raises(ValueError, match="Cannot broadcast"):
+        x + tf.constant([1, 2])
+
+
+def test_reductions_over_ragged_axes():
+    x = tf.ragged.constant([[1, 2], [3]])
+    assert tf.reduce_sum(x, axis=1).numpy().tolist() == [3, 3]
+    assert tf.reduce_sum(x, axis=0).numpy().tolist() == [4, 2]
+    assert int(tf.reduce_sum(x)) == 6
+    mean = tf.reduce_mean(x, axis=1)
+    assert mean.dtype == tf.float64 and mean.numpy().tolist() == [1.5, 3.0]
+    assert tf.reduce_max(x, axis=0).numpy().tolist() == [3, 2]
+    rt = tf.ragged.constant([[[1, 2], [3]], [], [[4, 5, 6]]])
+    assert tf.reduce_sum(rt, axis=2).to_list() == [[3, 3], [], [15]]
+    assert tf.reduce_sum(rt, axis=1).to_list() == [[4, 2], [], [4, 5, 6]]
+    assert tf.reduce_max(rt, axis=[1, 2]).numpy().tolist() == [3, -(2**31), 6]
+    assert tf.reduce_any(x > 2, axis=1).numpy().tolist() == [False, True]
+    assert tf.reduce_all(x > 0, axis=1).numpy().tolist() == [True, True]
+    assert tf.reduce_prod(x, axis=1).numpy().tolist() == [2, 3]
+
+
+def test_concat_stack_gather_expand_size_where():
+    x = tf.ragged.constant([[1, 2], [3]])
+    assert tf.concat([x, x], axis=0).to_list() == [[1, 2], [3], [1, 2], [3]]
+    assert tf.concat([x, x], axis=1).to_list() == [[1, 2, 1, 2], [3, 3]]
+    assert tf.stack([x, x], axis=0).to_list() == [[[1, 2], [3]], [[1, 2], [3]]]
+    assert tf.stack([x, x], axis=1).to_list() == [[[1, 2], [1, 2]], [[3], [3]]]
+    assert tf.gather(x, [1, 0, 1]).to_list() == [[3], [1, 2], [3]]
+    assert int(tf.size(x)) == 3
+    assert tf.expand_dims(x, 0).to_list() == [[[1, 2], [3]]]
+    assert tf.expand_dims(x, 1).to_list() == [[[1, 2]], [[3]]]
+    assert tf.expand_dims(x, 2).to_list() == [[[1], [2]], [[3]]]
+    assert tf.where(x > 1).numpy().tolist() == [[0, 1], [1, 0]]
+    assert tf.where(x > 1, x, -x).to_list() == [[-1, 2], [3]]
+
+
+def test_unsupported_op_names_itself():
+    x = tf.ragged.constant([[1.0, 2.0], [3.0]])
+    with pytest.raises(TypeError, match="RaggedTensor"):
+        tf.linalg.matmul(x, x)
+
+
+def _finite_difference(f, v, eps=1e-6):
+    base = v.copy()
+    grad = np.zeros_like(base)
+    for i in range(base.size):
+        plus, minus = base.copy(), base.copy()
+        plus[i] += eps
+        minus[i] -= eps
+        grad[i] = (f(plus) - f(minus)) / (2 * eps)
+    return grad
+
+
+def test_gradients_flow_through_flat_values():
+    values = np.array([0.3, -1.2, 2.0, 0.7, 1.1], np.float64)
+
+    def loss_of(vals):
+        v = tf.constant(vals)
+        rt = tf.RaggedTensor.from_row_lengths(v, [2, 1, 2])
+        y = tf.math.tanh(rt) * rt + 1.0
+        rows = tf.reduce_max(y, axis=1) + tf.reduce_sum(rt[:, :2] * 3.0, axis=1)
+        dense = rt.to_tensor(default_value=0.5)
+        return tf.reduce_sum(rows) + tf.reduce_sum(dense * dense), v
+
+    v = tf.Variable(values)
+    with tf.GradientTape() as tape:
+        rt = tf.RaggedTensor.from_row_lengths(v, [2, 1, 2])
+        y = tf.math.tanh(rt) * rt + 1.0
+        rows = tf.reduce_max(y, axis=1) + tf.reduce_sum(rt[:, :2] * 3.0, axis=1)
+        dense = rt.to_tensor(default_value=0.5)
+        loss = tf.reduce_sum(rows) + tf.reduce_sum(dense * dense)
+    got = tape.gradient(loss, v).numpy()
+    want = _finite_difference(lambda a: float(loss_of(a)[0]), values)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
