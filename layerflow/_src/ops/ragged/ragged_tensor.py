@@ -314,6 +314,10 @@ class RaggedTensor:
         return self.shape
 
     @property
+    def ndim(self) -> int:
+        return self.shape.rank
+
+    @property
     def device(self) -> str:
         return self.flat_values.device
 
