@@ -1,5 +1,6 @@
 """`tf.ragged`: ragged tensors (rows of different lengths)."""
 
+from layerflow._src.ops.ragged.ragged_dispatch import stack
 from layerflow._src.ops.ragged.ragged_ops import (
     boolean_mask,
     constant,
@@ -11,7 +12,6 @@ from layerflow._src.ops.ragged.ragged_ops import (
     segment_ids_to_row_splits,
     stack_dynamic_partitions,
 )
-from layerflow._src.ops.ragged.ragged_dispatch import stack
 from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 
 __all__ = [

@@ -107,7 +107,9 @@ def test_ragged_module_functions():
     parts = tf.ragged.stack_dynamic_partitions(["a", "b", "c", "d", "e"], [3, 0, 3, 2, 0], 4)
     assert parts.to_list() == [[b"b", b"e"], [], [b"d"], [b"a", b"c"]]
     assert tf.ragged.range([0, 2], [3, 5], 2).to_list() == [[0, 2], [2, 4]]
-    crossed = tf.ragged.cross([tf.ragged.constant([["a"], ["b", "c"]]), tf.constant([["d"], ["e"]])])
+    crossed = tf.ragged.cross(
+        [tf.ragged.constant([["a"], ["b", "c"]]), tf.constant([["d"], ["e"]])]
+    )
     assert crossed.to_list() == [[b"a_X_d"], [b"b_X_e", b"c_X_e"]]
     hashed = tf.ragged.cross_hashed(
         [tf.ragged.constant([["a"], ["b", "c"]]), tf.constant([["d"], ["e"]])], num_buckets=100

@@ -176,6 +176,8 @@ def _class_weights(y: Any, sw: Any, class_weight: dict) -> Any:
 
 
 def _to_tensor(a: Any) -> Any:
+    if isinstance(a, RaggedTensor):  # a dataset's ragged batch reaches the model as it is
+        return a
     return arrays.to_tensor(a)
 
 

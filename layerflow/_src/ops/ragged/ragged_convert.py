@@ -139,7 +139,9 @@ def to_tensor(rt: RaggedTensor, default_value: Any, shape: Any) -> Any:
     )
     if any(a < b for a, b in zip(full[k + 1 :], inner, strict=True)):
         out = out[crop]
-    pads = [[0, 0]] * (k + 1) + [[0, max(a - b, 0)] for a, b in zip(full[k + 1 :], inner, strict=True)]
+    pads = [[0, 0]] * (k + 1) + [
+        [0, max(a - b, 0)] for a, b in zip(full[k + 1 :], inner, strict=True)
+    ]
     if any(p[1] for p in pads):
         pad_value = 0 if default_value is None else _host(convert_to_tensor(default_value)).flat[0]
         out = manip_ops.pad(out, pads, constant_values=pad_value)

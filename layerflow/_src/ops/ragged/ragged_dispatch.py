@@ -43,8 +43,17 @@ from layerflow._src.ops.ragged.ragged_getitem import gather_rows
 from layerflow._src.ops.ragged.ragged_ops import _same_partition
 from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor, _host
 
-_MODULES = (math_ops, core_ops, compare_ops, nn_ops, elementwise_more_ops, elementwise_ops,
-            special_math_ops, complex_ops, array_ops)
+_MODULES = (
+    math_ops,
+    core_ops,
+    compare_ops,
+    nn_ops,
+    elementwise_more_ops,
+    elementwise_ops,
+    special_math_ops,
+    complex_ops,
+    array_ops,
+)
 
 UNARY = (
     "abs", "negative", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "square", "sin", "cos",
@@ -114,8 +123,10 @@ def _broadcast_dense(rt: RaggedTensor, y: Any) -> Any:
     for d in range(k + 1):
         if shape[d] == 1:
             coords[:, d] = 0
-        elif coords.shape[0] and coords[:, d].max() >= shape[d] or (
-            d > 0 and _row_length_mismatch(rt, d, shape[d])
+        elif (
+            coords.shape[0]
+            and coords[:, d].max() >= shape[d]
+            or (d > 0 and _row_length_mismatch(rt, d, shape[d]))
         ):
             raise ValueError(
                 f"Cannot broadcast a tensor of shape {y.shape} against a RaggedTensor of shape "
@@ -310,7 +321,9 @@ def _prepare(values: Any, what: str) -> list[RaggedTensor]:
 
 def _deepen(x: RaggedTensor, rr: int) -> RaggedTensor:
     """`x` with its uniform inner dimensions turned ragged, up to ragged rank `rr`."""
-    return x.with_flat_values(RaggedTensor.from_tensor(x.flat_values, ragged_rank=rr - x.ragged_rank))
+    return x.with_flat_values(
+        RaggedTensor.from_tensor(x.flat_values, ragged_rank=rr - x.ragged_rank)
+    )
 
 
 def _stack1(xs: list, what: str) -> RaggedTensor:
@@ -385,7 +398,11 @@ def _expand_dims(input: Any, axis: int, name: Any = None) -> Any:  # noqa: A002
     if a == 1:
         return RaggedTensor.from_uniform_row_length(input, 1)
     values = input.values
-    new = _expand_dims(values, a - 1) if isinstance(values, RaggedTensor) else array_ops.expand_dims(values, a - 1)
+    new = (
+        _expand_dims(values, a - 1)
+        if isinstance(values, RaggedTensor)
+        else array_ops.expand_dims(values, a - 1)
+    )
     return input.with_values(new)
 
 

@@ -165,4 +165,3 @@ def _inner(x: Any, keys: tuple) -> Any:
     if x._uniform is not None and len(set(new_lengths.tolist())) <= 1:
         out._uniform = len(range(x._uniform)[sl])
     return out.with_values(_inner(out.values, rest)) if rest else out
-

@@ -107,9 +107,7 @@ def _same_partition(a: RaggedTensor, b: RaggedTensor) -> bool:
     sa, sb = a.nested_row_splits, b.nested_row_splits
     if len(sa) != len(sb):
         return False
-    return all(
-        x is y or np.array_equal(_host(x), _host(y)) for x, y in zip(sa, sb, strict=True)
-    )
+    return all(x is y or np.array_equal(_host(x), _host(y)) for x, y in zip(sa, sb, strict=True))
 
 
 def map_flat_values(op: Any, *args: Any, **kwargs: Any) -> Any:
@@ -294,7 +292,9 @@ def cross_hashed(inputs: Any, num_buckets: int = 0, hash_key: Any = None,
         for combo in itertools.product(*(c[i] for c in cols)):
             h = key
             for v in combo:
-                fp = fingerprint.fingerprint64(v) if isinstance(v, bytes) else int(v) & fingerprint.M
+                fp = (
+                    fingerprint.fingerprint64(v) if isinstance(v, bytes) else int(v) & fingerprint.M
+                )
                 h = fingerprint.fingerprint_cat64(h, fp)
             row.append(h % num_buckets if num_buckets > 0 else h & 0x7FFFFFFFFFFFFFFF)
         rows.append(row)

@@ -21,8 +21,14 @@ class RaggedTensorSpec(TypeSpec):
 
     __slots__ = ("_shape", "_dtype", "_ragged_rank", "_row_splits_dtype", "_flat_values_spec")
 
-    def __init__(self, shape: Any = None, dtype: Any = "float32", ragged_rank: Any = None,
-                 row_splits_dtype: Any = "int64", flat_values_spec: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        shape: Any = None,
+        dtype: Any = "float32",
+        ragged_rank: Any = None,
+        row_splits_dtype: Any = "int64",
+        flat_values_spec: Any = None,
+    ) -> None:
         self._shape = TensorShape(shape)
         self._dtype = dtypes.as_dtype(dtype)
         self._row_splits_dtype = dtypes.as_dtype(row_splits_dtype)

@@ -11,6 +11,10 @@ The partitions are small integer vectors and are read on the host; the values st
 through them. Elementwise ops, reductions, `concat`, `gather`... dispatch over RaggedTensors
 (`ragged_dispatch.py`); indexing follows TF's rules (`ragged_getitem.py`).
 
+Import cycle, on purpose: `from_tensor`, `to_tensor`, `merge_dims` (ragged_convert), indexing
+(ragged_getitem) and `_type_spec` (ragged_spec) live in modules that operate on this class, so
+those methods import them when called.
+
 >>> import layerflow as tf
 >>> r = tf.RaggedTensor.from_row_splits([1, 2, 3], [0, 2, 3])
 >>> r
@@ -180,8 +184,14 @@ class RaggedTensor:
         return cls.from_row_splits(values, splits, validate=validate)
 
     @classmethod
-    def from_uniform_row_length(cls, values: Any, uniform_row_length: Any, nrows: Any = None,
-                                validate: bool = True, name: Any = None) -> RaggedTensor:  # fmt: skip
+    def from_uniform_row_length(
+        cls,
+        values: Any,
+        uniform_row_length: Any,
+        nrows: Any = None,
+        validate: bool = True,
+        name: Any = None,
+    ) -> RaggedTensor:
         """Rows of `uniform_row_length` values each (that dimension shows in `shape`).
 
         >>> import layerflow as tf
@@ -217,8 +227,9 @@ class RaggedTensor:
         return result
 
     @classmethod
-    def from_nested_row_lengths(cls, flat_values: Any, nested_row_lengths: Any,
-                                name: Any = None, validate: bool = True) -> RaggedTensor:  # fmt: skip
+    def from_nested_row_lengths(
+        cls, flat_values: Any, nested_row_lengths: Any, name: Any = None, validate: bool = True
+    ) -> RaggedTensor:
         result = flat_values
         for lengths in reversed(list(nested_row_lengths)):
             result = cls.from_row_lengths(result, lengths, validate=validate)
