@@ -460,6 +460,7 @@ def size(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor
     return Tensor(x._device.xp.asarray(x._data.size, dtype=dtypes.as_dtype(out_type).np), x._device)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
     return Tensor(x._device.xp.asarray(x._data.ndim, dtype=np.int32), x._device)

@@ -421,6 +421,7 @@ def _(dy: Any, out: Any, values: list[Any]) -> Any:
     return [dy for _ in values]
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def add_n(inputs: Any, name: str | None = None) -> Any:
     """The elementwise sum of a list of tensors of the same shape and dtype.
 

@@ -108,3 +108,16 @@ def test_text_classifier_end_to_end_from_raw_strings():
     print(f"text classifier: held-out accuracy {accuracy:.3f}, fit {elapsed:.2f} s")
     assert accuracy >= 0.9, accuracy
     assert elapsed < 20, elapsed
+
+
+def test_dense_and_global_pooling_on_ragged_as_tf_keras():
+    r = tf.ragged.constant([[[1.0], [2.0]], [[3.0]]], ragged_rank=1)
+    avg = tf.keras.layers.GlobalAveragePooling1D()(r)
+    assert avg.numpy().tolist() == [[1.5], [3.0]]
+    assert tf.keras.layers.GlobalMaxPooling1D()(r).numpy().tolist() == [[2.0], [3.0]]
+    dense = tf.keras.layers.Dense(2)
+    out = dense(r)
+    assert isinstance(out, tf.RaggedTensor) and out.shape.as_list() == [2, None, 2]
+    np.testing.assert_allclose(
+        out.flat_values.numpy(), r.flat_values.numpy() @ dense.kernel.numpy() + dense.bias.numpy()
+    )

@@ -94,3 +94,48 @@ def test_gradients_flow_through_flat_values():
     got = tape.gradient(loss, v).numpy()
     want = _finite_difference(lambda a: float(loss_of(a)[0]), values)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_shape_rank_add_n_and_keepdims():
+    rt = tf.ragged.constant([[[1, 2], [3]], [], [[4, 5, 6]]])
+    s = tf.shape(rt)
+    assert repr(s) == "<DynamicRaggedShape lengths=[3, (2, 0, 1), (2, 1, 3)] num_row_partitions=2>"
+    assert isinstance(s, tf.experimental.DynamicRaggedShape) and s.rank == 3
+    assert int(s[0]) == 3 and s.inner_shape.numpy().tolist() == [6]
+    with pytest.raises(ValueError, match="Index 1 is not uniform"):
+        s[1]
+    u = tf.shape(tf.RaggedTensor.from_uniform_row_length([1, 2, 3, 4], 2))
+    assert u.static_lengths() == [2, 2] and int(u[1]) == 2
+    x = tf.ragged.constant([[1, 2], [3]])
+    assert int(tf.rank(x)) == 2
+    assert tf.add_n([x, x, x]).to_list() == [[3, 6], [9]]
+    assert tf.reduce_sum(x, axis=1, keepdims=True).numpy().tolist() == [[3], [3]]
+    assert tf.reduce_sum(rt, axis=2, keepdims=True).to_list() == [[[3], [3]], [], [[15]]]
+
+
+def test_ragged_fill_empty_rows_matches_tf():
+    out = tf.ragged_fill_empty_rows([0, 0, 2, 2], [1.0, 2.0, 3.0, 4.0], 4, 9.0)
+    assert out.output_value_rowids.numpy().tolist() == [0, 0, 1, 2, 2, 3]
+    assert out.output_values.numpy().tolist() == [1.0, 2.0, 9.0, 3.0, 4.0, 9.0]
+    assert out.empty_row_indicator.numpy().tolist() == [False, True, False, True]
+    assert out.reverse_index_map.numpy().tolist() == [0, 1, 3, 4]
+    grad = tf.ragged_fill_empty_rows_grad([0, 1, 3, 4], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    assert grad.d_values.numpy().tolist() == [1.0, 2.0, 4.0, 5.0]
+    assert float(grad.d_default_value) == 9.0
+
+
+def test_tf_function_takes_ragged_arguments_and_specs():
+    @tf.function
+    def double(x):
+        return x * 2
+
+    assert double(tf.ragged.constant([[1, 2], [3]])).to_list() == [[2, 4], [6]]
+    assert double(tf.ragged.constant([[1], [3, 4, 5]])).to_list() == [[2], [6, 8, 10]]
+
+    @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.int32)])
+    def row_sums(x):
+        return tf.reduce_sum(x, axis=1)
+
+    assert row_sums(tf.ragged.constant([[1, 2], [3]])).numpy().tolist() == [3, 3]
+    with pytest.raises(TypeError, match="Binding inputs to tf.function failed"):
+        row_sums(tf.ragged.constant([[1.0]]))

@@ -39,6 +39,7 @@ from layerflow._src.ops import (
     segment_reduce_ops,
     special_math_ops,
 )
+from layerflow._src.ops.ragged import ragged_shape
 from layerflow._src.ops.ragged.ragged_getitem import gather_rows
 from layerflow._src.ops.ragged.ragged_ops import _same_partition
 from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor, _host
@@ -249,13 +250,15 @@ def _reduction(kind: str, what: str) -> Any:
     def reduce(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                name: Any = None) -> Any:  # fmt: skip
         x = input_tensor
-        if keepdims:
-            raise NotImplementedError(f"{what}: keepdims=True on a RaggedTensor is not supported.")
-        if axis is None:
-            return _reduce_axis(x.flat_values, None, kind)
-        out: Any = x
-        for a in _axes(x, axis, what):
-            out = _reduce_axis(out, a, kind)
+        axes = _axes(x, axis, what)
+        out: Any = _reduce_axis(x.flat_values, None, kind) if axis is None else x
+        if axis is not None:
+            for a in axes:
+                out = _reduce_axis(out, a, kind)
+        if keepdims:  # the reduced axes come back with length 1 (TF)
+            for a in sorted(axes):
+                out = _expand_dims(out, a) if isinstance(out, RaggedTensor) else (
+                    array_ops.expand_dims(out, a))  # fmt: skip
         return out
 
     return reduce
@@ -428,6 +431,18 @@ def _where(condition: Any, x: Any = None, y: Any = None, name: Any = None) -> An
     return base.with_flat_values(math_ops.where(*flat))
 
 
+def _add_n(inputs: Any, name: Any = None) -> Any:
+    xs = list(inputs)
+    total = xs[0]
+    for x in xs[1:]:
+        total = math_ops.add(total, x)
+    return total
+
+
+def _rank(input: Any, name: Any = None) -> Any:  # noqa: A002
+    return convert_to_tensor(np.asarray(input.shape.rank, np.int32))
+
+
 def _register() -> None:
     _register_elementwise()
     table = {
@@ -444,6 +459,9 @@ def _register() -> None:
         array_ops.size: _size,
         array_ops.expand_dims: _expand_dims,
         math_ops.where: _where,
+        array_ops.shape: ragged_shape.shape,
+        array_ops.rank: _rank,
+        reduce_ops.add_n: _add_n,
     }
     for fn, impl in table.items():
         register_override(fn, RaggedTensor, impl)

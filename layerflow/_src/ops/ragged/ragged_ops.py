@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import builtins
+import collections
 import itertools
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import TensorLike
-from layerflow._src.ops import fingerprint
+from layerflow._src.ops import array_ops, core_ops, fingerprint, gather_ops
 from layerflow._src.ops.ragged.ragged_getitem import gather_rows
 from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor, _host
 
@@ -300,3 +301,59 @@ def cross_hashed(inputs: Any, num_buckets: int = 0, hash_key: Any = None,
         rows.append(row)
     flat = np.array([v for r in rows for v in r], dtype=np.uint64).astype(np.int64)
     return RaggedTensor.from_row_lengths(convert_to_tensor(flat), [len(r) for r in rows])
+
+
+# --- raw fill-empty-rows ops ---------------------------------------------------------------------
+
+RaggedFillEmptyRows = collections.namedtuple(
+    "RaggedFillEmptyRows",
+    ["output_value_rowids", "output_values", "empty_row_indicator", "reverse_index_map"],
+)
+RaggedFillEmptyRowsGrad = collections.namedtuple(
+    "RaggedFillEmptyRowsGrad", ["d_values", "d_default_value"]
+)
+
+
+def ragged_fill_empty_rows(value_rowids: Any, values: Any, nrows: Any, default_value: Any,
+                           name: Any = None) -> RaggedFillEmptyRows:  # fmt: skip
+    """Give every empty row one `default_value` (TF's raw op; differentiable in the values).
+
+    >>> import layerflow as tf
+    >>> out = tf.ragged_fill_empty_rows([0, 0, 2], [1.0, 2.0, 3.0], 4, 9.0)
+    >>> out.output_values.numpy().tolist(), out.output_value_rowids.numpy().tolist()
+    ([1.0, 2.0, 9.0, 3.0, 9.0], [0, 0, 1, 2, 3])
+    """
+    ids = _host(convert_to_tensor(value_rowids, dtype_hint="int64")).astype(np.int64)
+    vals = values if isinstance(values, TensorLike) else convert_to_tensor(values)
+    n = int(_host(convert_to_tensor(nrows, dtype_hint="int64")))
+    if ids.size and (np.any(np.diff(ids) < 0) or ids[0] < 0 or ids[-1] >= n):
+        raise ValueError(
+            f"ragged_fill_empty_rows: value_rowids must be sorted and in [0, {n}), got "
+            f"{ids.tolist()}."
+        )
+    empty = np.bincount(ids, minlength=n) == 0
+    out_ids = np.sort(np.concatenate([ids, np.flatnonzero(empty)]), kind="stable")
+    # Where each output comes from: an original value, or the default (index len(values)).
+    order = np.argsort(np.concatenate([ids, np.flatnonzero(empty)]), kind="stable")
+    source = np.where(order < ids.size, order, ids.size)
+    reverse = np.empty(ids.size, np.int64)
+    reverse[order[order < ids.size]] = np.flatnonzero(order < ids.size)
+    default = convert_to_tensor(default_value, dtype=vals.dtype)
+    table = array_ops.concat([vals, array_ops.expand_dims(default, 0)], 0)
+    return RaggedFillEmptyRows(
+        convert_to_tensor(out_ids),
+        gather_ops.gather(table, source),
+        convert_to_tensor(empty),
+        convert_to_tensor(reverse),
+    )
+
+
+def ragged_fill_empty_rows_grad(reverse_index_map: Any, grad_values: Any,
+                                name: Any = None) -> RaggedFillEmptyRowsGrad:  # fmt: skip
+    """The gradient of `ragged_fill_empty_rows`: to the values, and to the default value."""
+    rev = _host(convert_to_tensor(reverse_index_map, dtype_hint="int64")).astype(np.int64)
+    g = grad_values if isinstance(grad_values, TensorLike) else convert_to_tensor(grad_values)
+    filled = np.setdiff1d(np.arange(int(g.shape[0])), rev)
+    return RaggedFillEmptyRowsGrad(
+        gather_ops.gather(g, rev), core_ops.reduce_sum(gather_ops.gather(g, filled))
+    )
