@@ -26,6 +26,7 @@ from typing import Any
 
 # The registered composite types (a tuple; empty until a type registers).
 types: list[Any] = [()]
+_SEQUENCES = (list, tuple)
 
 
 def register_type(cls: type) -> None:
@@ -91,8 +92,15 @@ def dispatchable(fn: Callable[..., Any]) -> Any:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if types[0] and has_composite(args, kwargs):
-            return dispatch(wrapper, args, kwargs)
+        composite = types[0]
+        if composite:  # inlined: this runs on every call of a hot public function
+            for v in args:
+                if isinstance(v, composite) or (
+                    v.__class__ in _SEQUENCES and _is_composite(v, composite)
+                ):
+                    return dispatch(wrapper, args, kwargs)
+            if kwargs and has_composite((), kwargs):
+                return dispatch(wrapper, args, kwargs)
         return fn(*args, **kwargs)
 
     return wrapper
