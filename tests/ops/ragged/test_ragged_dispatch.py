@@ -22,6 +22,10 @@ def test_elementwise_and_operators():
         x + tf.ragged.constant([[1], [2, 3]])
     with pytest.raises(ValueError, match="Cannot broadcast"):
         x + tf.constant([1, 2])
+    with pytest.raises(ValueError, match="dimension 0 has size 3"):
+        x + tf.constant([[1], [2], [3]])
+    assert (tf.ragged.constant([[1, 2], [3, 4]]) + tf.constant([[1, 2]])).to_list() == [
+        [2, 4], [4, 6]]  # fmt: skip
 
 
 def test_reductions_over_ragged_axes():

@@ -124,14 +124,13 @@ def _broadcast_dense(rt: RaggedTensor, y: Any) -> Any:
     for d in range(k + 1):
         if shape[d] == 1:
             coords[:, d] = 0
-        elif (
-            coords.shape[0]
-            and coords[:, d].max() >= shape[d]
-            or (d > 0 and _row_length_mismatch(rt, d, shape[d]))
+        elif (d == 0 and shape[0] != rt.nrows_int()) or (
+            d > 0 and _row_length_mismatch(rt, d, shape[d])
         ):
             raise ValueError(
                 f"Cannot broadcast a tensor of shape {y.shape} against a RaggedTensor of shape "
-                f"{rt.shape}: dimension {d} has size {shape[d]} but the ragged rows differ."
+                f"{rt.shape}: its dimension {d} has size {shape[d]}, which matches neither 1 "
+                "nor the RaggedTensor's lengths along that dimension."
             )
     outer = core_ops.reshape(y, [int(np.prod(shape[: k + 1])), *shape[k + 1 :]])
     flat_index = np.ravel_multi_index(coords.T, shape[: k + 1]) if coords.size else coords[:, 0]
