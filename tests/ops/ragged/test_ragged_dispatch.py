@@ -143,3 +143,18 @@ def test_tf_function_takes_ragged_arguments_and_specs():
     assert row_sums(tf.ragged.constant([[1, 2], [3]])).numpy().tolist() == [3, 3]
     with pytest.raises(TypeError, match="Binding inputs to tf.function failed"):
         row_sums(tf.ragged.constant([[1.0]]))
+
+
+def test_tile_and_elementwise_equality():
+    x = tf.ragged.constant([[1, 2], [3]])
+    assert tf.tile(x, [2, 2]).to_list() == [[1, 2, 1, 2], [3, 3], [1, 2, 1, 2], [3, 3]]
+    assert tf.tile(x, [1, 0]).to_list() == [[], []]
+    r = tf.ragged.constant([[[1.0], [2.0]], [[3.0]]], ragged_rank=1)
+    assert tf.tile(r, [1, 1, 2]).to_list() == [[[1.0, 1.0], [2.0, 2.0]], [[3.0, 3.0]]]
+    with pytest.raises(ValueError, match="multiples must hold 2"):
+        tf.tile(x, [2])
+    assert (x == x).to_list() == [[True, True], [True]]
+    assert (x != 1).to_list() == [[False, True], [True]]
+    assert (x == None) is False  # noqa: E711 - TF's rule for None
+    with pytest.raises(TypeError, match="RaggedTensor is unhashable"):
+        hash(x)

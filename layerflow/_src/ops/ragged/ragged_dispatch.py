@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.framework import dtypes
+from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.composite_dispatch import register_override
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import TensorLike
@@ -32,6 +32,7 @@ from layerflow._src.ops import (
     elementwise_more_ops,
     elementwise_ops,
     gather_ops,
+    manip_ops,
     math_ops,
     nn_ops,
     reduce_ops,
@@ -442,6 +443,31 @@ def _rank(input: Any, name: Any = None) -> Any:  # noqa: A002
     return convert_to_tensor(np.asarray(input.shape.rank, np.int32))
 
 
+def _tile(input: Any, multiples: Any, name: Any = None) -> Any:  # noqa: A002
+    m = [int(v) for v in np.asarray(_host(_tensor(multiples))).reshape(-1)]
+    if len(m) != input.shape.rank or any(v < 0 for v in m):
+        raise ValueError(
+            f"tf.tile: multiples must hold {input.shape.rank} non-negative values (one per "
+            f"dimension of the RaggedTensor), got {m}."
+        )
+    out: Any = input
+    if any(v != 1 for v in m[2:]):  # inner dimensions first: each row's values tiled
+        values = out.values
+        inner = [1, *m[2:]]
+        tiled = _tile(values, inner) if isinstance(values, RaggedTensor) else manip_ops.tile(
+            values, inner)  # fmt: skip
+        out = out.with_values(tiled)
+    if m[1] != 1:
+        out = _concat([out] * m[1], 1) if m[1] else _inner_empty(out)
+    if m[0] != 1:
+        out = _concat0([out] * m[0]) if m[0] else gather_rows(out, np.zeros(0, np.int64))
+    return out
+
+
+def _inner_empty(rt: RaggedTensor) -> RaggedTensor:
+    return gather_rows(rt, np.arange(rt.nrows_int()))[:, :0]
+
+
 def _register() -> None:
     _register_elementwise()
     table = {
@@ -461,6 +487,7 @@ def _register() -> None:
         array_ops.shape: ragged_shape.shape,
         array_ops.rank: _rank,
         reduce_ops.add_n: _add_n,
+        manip_ops.tile: _tile,
     }
     for fn, impl in table.items():
         register_override(fn, RaggedTensor, impl)
@@ -494,8 +521,37 @@ _OPERATORS = {
     "__xor__": math_ops.logical_xor, "__rxor__": _reflect(math_ops.logical_xor),
     "__neg__": math_ops.negative, "__abs__": math_ops.abs, "__invert__": math_ops.logical_not,
 }  # fmt: skip
+
+
+def _eq(self: Any, other: Any) -> Any:
+    # Elementwise, as TF 2's `==`; values that cannot be compared are simply unequal.
+    if other is None:
+        return False
+    try:
+        return math_ops.equal(self, other)
+    except (errors.InvalidArgumentError, TypeError, ValueError):
+        return False
+
+
+def _ne(self: Any, other: Any) -> Any:
+    if other is None:
+        return True
+    try:
+        return math_ops.not_equal(self, other)
+    except (errors.InvalidArgumentError, TypeError, ValueError):
+        return True
+
+
+_OPERATORS["__eq__"], _OPERATORS["__ne__"] = _eq, _ne
 for _name, _fn in _OPERATORS.items():
     setattr(RaggedTensor, _name, _fn)
+
+
+def _unhashable(self: Any) -> int:
+    raise TypeError("RaggedTensor is unhashable.")  # TF's rule, as its `==` is elementwise
+
+
+RaggedTensor.__hash__ = _unhashable  # type: ignore[method-assign]
 
 
 def stack(values: Any, axis: int = 0, name: Any = None) -> Any:
