@@ -233,6 +233,8 @@ from layerflow._src.ops.space_batch_ops import (
 
 # isort: split
 # --- string and ragged tensors (h-strings) ---
+from layerflow._src.ops.ragged.ragged_ops import ragged_fill_empty_rows, ragged_fill_empty_rows_grad
+from layerflow._src.ops.ragged.ragged_spec import RaggedTensorSpec
 from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 from layerflow._src.ops.string_ops import as_string
 from layerflow._src.ops.string_ops import fingerprint_op as fingerprint

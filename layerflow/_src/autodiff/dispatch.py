@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from layerflow._src.autodiff import specs
-from layerflow._src.framework import convert
+from layerflow._src.framework import composite_dispatch, convert
 
 # id(function) -> public name; op name (`@op("relu")`) -> public name. First registration wins,
 # so the facade registers its namespaces most specific first (nn, math, linalg, ..., top level).
@@ -99,6 +99,8 @@ def public_api(
     def decorate(fn: Callable[..., Any]) -> Any:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if composite_dispatch.types[0] and composite_dispatch.has_composite(args, kwargs):
+                return composite_dispatch.dispatch(wrapper, args, kwargs)
             if convert.symbolic[0] and _has_symbolic(args, kwargs):
                 if specs.is_tracing():
                     if spec is not None:

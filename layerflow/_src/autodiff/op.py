@@ -68,6 +68,7 @@ from typing import Any
 
 from layerflow._src import backend
 from layerflow._src.autodiff import tape as _tape
+from layerflow._src.framework import composite_dispatch as _composite
 from layerflow._src.framework import convert as _convert
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import to_array
@@ -215,8 +216,11 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
     symbolic = _convert.symbolic[0]
     if symbolic and anchor is None and any(isinstance(v, symbolic) for v in values):
         return None, None
+    composite = _composite.types[0]  # a RaggedTensor: its registered override runs the op
     scoped = backend.scoped_device()
     if anchor is None:
+        if composite and any(isinstance(v, composite) for v in values):
+            return None, None
         device = scoped or backend.current_device()
         first = to_array(values[0], None, device) if values else None
         hint = dtypes.from_numpy(first.dtype) if prim.same_dtype and values else None
@@ -229,7 +233,7 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
     for v in values:
         if isinstance(v, TensorLike):
             out.append(v if v._device is device else copy_to_device(v, device))
-        elif symbolic and isinstance(v, symbolic):
+        elif (symbolic and isinstance(v, symbolic)) or isinstance(v, composite):
             return None, None
         else:
             out.append(Tensor(to_array(v, hint, device), device))
@@ -238,7 +242,10 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
 
 def _symbolic_call(wrapper: Any, args: tuple, kwargs: dict) -> Any:
     """An op called on symbolic inputs, or during a `tf.function` trace: the registered
-    handler, or the trace, records the call."""
+    handler, or the trace, records the call; a composite argument (a RaggedTensor) runs the
+    op's registered override (`framework/composite_dispatch.py`)."""
+    if _composite.types[0] and _composite.has_composite(args, kwargs):
+        return _composite.dispatch(wrapper, args, kwargs)
     tracer = _flags.tracer
     if tracer is not None:
         return tracer.op_call(wrapper, args, kwargs)

@@ -163,6 +163,10 @@ class Dataset(DatasetMethods):
         >>> [(int(a), float(b)) for a, b in ds]
         [(1, 3.0), (2, 4.0)]
         """
+        from layerflow._src.data import ragged_batching
+
+        if ragged_batching.has_ragged(tensors):  # a RaggedTensor's rows
+            return ragged_batching.RaggedSliceDataset(tensors)
         return sources.TensorSliceDataset(tensors)
 
     @staticmethod

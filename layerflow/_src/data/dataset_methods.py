@@ -262,6 +262,35 @@ class DatasetMethods:
 
         return te.IgnoreErrorsDataset(self, bool(log_warning))
 
+    def ragged_batch(self, batch_size: Any, drop_remainder: bool = False,
+                     row_splits_dtype: Any = "int64", name: str | None = None) -> Any:  # fmt: skip
+        """Batch elements of different shapes into RaggedTensors (see `ragged_batching`).
+
+        >>> import layerflow as tf
+        >>> ds = tf.data.Dataset.range(3).map(lambda n: tf.range(n)).ragged_batch(3)
+        >>> [b.to_list() for b in ds]
+        [[[], [0], [0, 1]]]
+        """
+        from layerflow._src.data import ragged_batching
+
+        return ragged_batching.RaggedBatchDataset(
+            self, _count(batch_size, "batch_size", 1), bool(drop_remainder), row_splits_dtype
+        )
+
+    def sparse_batch(self, batch_size: Any, row_shape: Any, name: str | None = None) -> Any:
+        """Batch elements of different shapes into SparseTensors of shape
+        `[batch, *row_shape]` (TF's `dense_to_sparse_batch`).
+
+        >>> import layerflow as tf
+        >>> ds = tf.data.Dataset.range(3).map(lambda n: tf.fill([n], n)).sparse_batch(3, [4])
+        >>> tf.sparse.to_dense(next(iter(ds))).numpy().tolist()
+        [[0, 0, 0, 0], [1, 0, 0, 0], [2, 2, 0, 0]]
+        """
+        from layerflow._src.data import ragged_batching
+
+        return ragged_batching.SparseBatchDataset(self, _count(batch_size, "batch_size", 1),
+                                                  row_shape)  # fmt: skip
+
     def rebatch(self, batch_size: Any, drop_remainder: bool = False,
                 name: str | None = None) -> Any:  # fmt: skip
         """Re-cut batched elements into batches of `batch_size` (a list: the sizes in turn).

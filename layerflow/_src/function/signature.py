@@ -141,6 +141,10 @@ def bind_signature(fn: Any, input_signature: list[Any], args: tuple, kwargs: dic
         if len(flat_specs) != len(flat_values):
             raise fail(f"Can not cast {value!r} to {spec!r}")
         for v, s in zip(flat_values, flat_specs):
+            if not isinstance(s, TensorSpec):  # a RaggedTensorSpec: its own compatibility
+                if not s.is_compatible_with(v):
+                    raise fail(f"Can not cast {v!r} to {s!r}")
+                continue
             got = _spec_of(v)
             if not (got.dtype == s.dtype and s.shape.is_compatible_with(got.shape)):
                 raise fail(f"Can not cast {got!r} to {s!r}")

@@ -28,13 +28,14 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.autodiff import tape as _tape
 from layerflow._src.data.structure import TensorSpec
-from layerflow._src.framework import convert, dtypes
+from layerflow._src.framework import composite_dispatch, convert, dtypes
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.variables import Variable, variable_creator_scope
 from layerflow._src.function import graph as _graph
 from layerflow._src.function import signature as _sig
 from layerflow._src.function.graph import Const, Graph, GraphTensor, Tracer
 from layerflow._src.function.plan import Plan
+from layerflow._src.ops.ragged.ragged_spec import RaggedTensorSpec
 from layerflow._src.utils import nest
 
 _log = logging.getLogger("layerflow")
@@ -217,7 +218,7 @@ class Function:
                     f"{type(input_signature).__name__}."
                 )
             for s in nest.flatten(list(input_signature)):
-                if not isinstance(s, TensorSpec):
+                if not isinstance(s, TensorSpec | RaggedTensorSpec):
                     raise TypeError(
                         f"input_signature must be a possibly nested sequence of TensorSpec "
                         f"objects, got invalid args {s!r}."
@@ -296,6 +297,10 @@ class Function:
             args = _sig.bind_signature(self._python_function, self._input_signature, args,
                                        kwargs)  # fmt: skip
             kwargs = {}
+        if composite_dispatch.types[0] and composite_dispatch.has_composite(args, kwargs):
+            # RaggedTensor arguments: their row partitions are read on the host, so the body
+            # runs eagerly, with the same results, and is not traced.
+            return self._python_function(*args, **kwargs)
         self._calls += 1
         key, leaves = _sig.call_key_and_leaves(args, kwargs)
         concrete = self._traces.get(key)

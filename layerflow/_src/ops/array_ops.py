@@ -11,6 +11,7 @@ from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import op
 from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.convert import as_int, as_ints, convert_to_tensor, host_array
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
@@ -353,6 +354,7 @@ def _(dy: Any, out: Any, values: list[Any], axis: int) -> Any:
     return list(split(dy, sizes, axis=axis))
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def concat(values: Any, axis: int, name: str | None = None) -> Tensor:
     """Join tensors along an existing axis."""
     values = list(values)
@@ -375,6 +377,7 @@ def _(dy: Any, out: Any, values: list[Any], axis: int) -> Any:
     return list(unstack(dy, axis=axis))
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def stack(values: Any, axis: int = 0, name: str | None = None) -> Tensor:
     """Join tensors of equal shape along a new axis."""
     values = list(values)
@@ -440,6 +443,7 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None,
 # --- shape queries --------------------------------------------------------------------------------
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def shape(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor:  # noqa: A002
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
     if None in x._data.shape and backend.flags.tracer is not None:  # known when it runs
@@ -448,6 +452,7 @@ def shape(input: Any, out_type: Any = "int32", name: str | None = None) -> Tenso
     return Tensor(device.xp.asarray(x._data.shape, dtype=dtypes.as_dtype(out_type).np), device)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def size(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor:  # noqa: A002
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
     if x._data.size is None and backend.flags.tracer is not None:  # known when it runs
@@ -455,6 +460,7 @@ def size(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor
     return Tensor(x._device.xp.asarray(x._data.size, dtype=dtypes.as_dtype(out_type).np), x._device)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
     return Tensor(x._device.xp.asarray(x._data.ndim, dtype=np.int32), x._device)

@@ -18,6 +18,7 @@ from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.backend import blas_threads
 from layerflow._src.framework import errors
+from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.compare_ops import (  # noqa: F401 - re-exported
     _cast,
@@ -72,6 +73,7 @@ _TRUEDIV_TARGET = {
 }
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def truediv(x: Any, y: Any, name: str | None = None) -> Any:
     """x / y; integer inputs are first cast to float (int8/16 -> float32, int32/64 -> float64)."""
     x, y = _pair(x, y, "truediv")
@@ -101,6 +103,7 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
     )
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Any:
     """x / y, but 0 wherever y is 0 (even when x is 0 or inf); floats only.
 

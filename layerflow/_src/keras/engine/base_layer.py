@@ -56,6 +56,7 @@ from layerflow._src.keras.engine.layer_utils import (
 )
 from layerflow._src.keras.saving import keras_weights
 from layerflow._src.ops import array_ops, math_ops
+from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 from layerflow._src.utils import naming, nest
 
 _flags = backend.flags
@@ -313,7 +314,7 @@ class Layer(LayerApi, LayerState):
             isinstance(v, TensorLike | GraphTensor | np.ndarray) for v in nest.flatten(inputs)
         ):
             return nest.map_structure(self._convert_one, inputs)
-        elif isinstance(inputs, SparseTensor):  # composite inputs reach `call` as they are
+        elif isinstance(inputs, SparseTensor | RaggedTensor):  # composites reach `call` as is
             return inputs
         else:
             x = convert_to_tensor(inputs)
