@@ -160,4 +160,4 @@ def test_hessian_vector_product_forward_over_reverse():
 
 def test_tf1_not_differentiable_is_absent_with_a_helpful_error():
     with pytest.raises(AttributeError, match="tf.no_gradient"):
-        tf.NotDifferentiable
+        getattr(tf, "NotDifferentiable")  # noqa: B009 - the attribute access is the test
