@@ -119,6 +119,21 @@ class Dataset(DatasetMethods):
             self._spec_cache = spec
         return spec
 
+    def fingerprint(self) -> Tensor:
+        """A uint64 scalar hashing what determines the elements (see `data/fingerprint.py`):
+        equal fingerprints mean equal elements, for deterministic functions and unchanged files.
+
+        >>> import layerflow as tf
+        >>> a = tf.data.Dataset.range(5).map(lambda x: x + 1).fingerprint()
+        >>> b = tf.data.Dataset.range(5).map(lambda x: x + 1).fingerprint()
+        >>> a.dtype, bool(a == b), bool(a == tf.data.Dataset.range(6).fingerprint())
+        (tf.uint64, True, False)
+        """
+        from layerflow._src.data.fingerprint import fingerprint
+        from layerflow._src.ops.array_ops import constant
+
+        return constant(np.uint64(fingerprint(self)))
+
     def cardinality(self) -> Tensor:
         """The number of elements as an int64 scalar: -1 if infinite, -2 if unknown.
 
