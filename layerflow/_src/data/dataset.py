@@ -67,6 +67,12 @@ class Iterator_:
     def element_spec(self) -> Any:
         return self._dataset.element_spec
 
+    @property
+    def _type_spec(self) -> Any:
+        from layerflow._src.data.iterator_spec import IteratorSpec
+
+        return IteratorSpec(self.element_spec)
+
 
 class Dataset(DatasetMethods):
     """A sequence of elements built from tensors and transformed lazily (`tf.data.Dataset`).
