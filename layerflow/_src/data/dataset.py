@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.data import structure
+from layerflow._src.data import fingerprint, iterator_spec, structure
 from layerflow._src.data.dataset_methods import DatasetMethods, NumpyIterator
 from layerflow._src.data.plan import INFINITE, UNKNOWN, Plan
 from layerflow._src.framework import dtypes, errors
@@ -69,9 +69,10 @@ class Iterator_:
 
     @property
     def _type_spec(self) -> Any:
-        from layerflow._src.data.iterator_spec import IteratorSpec
+        return iterator_spec.IteratorSpec(self.element_spec)
 
-        return IteratorSpec(self.element_spec)
+
+iterator_spec.register_iterator_type(Iterator_)
 
 
 class Dataset(DatasetMethods):
@@ -135,10 +136,9 @@ class Dataset(DatasetMethods):
         >>> a.dtype, bool(a == b), bool(a == tf.data.Dataset.range(6).fingerprint())
         (tf.uint64, True, False)
         """
-        from layerflow._src.data.fingerprint import fingerprint
         from layerflow._src.ops.array_ops import constant
 
-        return constant(np.uint64(fingerprint(self)))
+        return constant(np.uint64(fingerprint.fingerprint(self, Dataset)))
 
     def cardinality(self) -> Tensor:
         """The number of elements as an int64 scalar: -1 if infinite, -2 if unknown.

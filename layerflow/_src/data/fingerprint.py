@@ -32,7 +32,8 @@ _LIBRARIES = {"layerflow", "numpy", "scipy", "cupy", "ml_dtypes"}
 
 
 class _Hasher:
-    def __init__(self) -> None:
+    def __init__(self, dataset_type: type) -> None:
+        self._dataset_type = dataset_type
         self._h = hashlib.blake2b(digest_size=8)
         self._active: set[int] = set()  # objects on the current path (cycles)
 
@@ -73,9 +74,7 @@ class _Hasher:
             self._h.update(np.ascontiguousarray(a).tobytes())
 
     def _compound(self, v: Any) -> None:
-        from layerflow._src.data.dataset import Dataset
-
-        if isinstance(v, Dataset):
+        if isinstance(v, self._dataset_type):
             self.dataset(v)
         elif isinstance(v, list | tuple):
             self._put(type(v).__name__, str(len(v)).encode())
@@ -171,8 +170,9 @@ def _global_names(code: types.CodeType) -> list[str]:
     return sorted(set(names))
 
 
-def fingerprint(dataset: Any) -> int:
-    """The dataset's fingerprint as a Python int in [0, 2**64)."""
-    h = _Hasher()
+def fingerprint(dataset: Any, dataset_type: type) -> int:
+    """The dataset's fingerprint as a Python int in [0, 2**64); `dataset_type` is the Dataset
+    class (passed in: `dataset.py` imports this module)."""
+    h = _Hasher(dataset_type)
     h.value(dataset)
     return h.digest()

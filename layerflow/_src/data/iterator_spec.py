@@ -15,6 +15,15 @@ from typing import Any
 from layerflow._src.framework.type_spec import TypeSpec
 from layerflow._src.utils import nest
 
+# The iterator class (`dataset.Iterator_`), registered by the module that defines it, so that
+# this module needs no import of `dataset` (which imports this one).
+_iterator_type: list[type] = [object]
+
+
+def register_iterator_type(cls: type) -> None:
+    """Declare the class whose instances IteratorSpecs describe."""
+    _iterator_type[0] = cls
+
 
 def _same_structure(a: Any, b: Any) -> bool:
     try:
@@ -50,9 +59,7 @@ class IteratorSpec(TypeSpec):
 
     @property
     def value_type(self) -> type:
-        from layerflow._src.data.dataset import Iterator_
-
-        return Iterator_
+        return _iterator_type[0]
 
     def _serialize(self) -> tuple[Any, ...]:
         return (self._element_spec,)
