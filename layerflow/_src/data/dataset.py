@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src import backend
 from layerflow._src.data import fingerprint, iterator_spec, structure
 from layerflow._src.data.dataset_methods import DatasetMethods, NumpyIterator
 from layerflow._src.data.plan import INFINITE, UNKNOWN, Plan
@@ -42,6 +43,12 @@ def count_arg(value: Any, what: str, minimum: int) -> int:
     return value
 
 
+def _tracer() -> Any:
+    """The active `tf.function` trace, if any (`backend.flags`: no import of `function/`)."""
+    flags = backend.flags
+    return flags.tracer if flags.general else None
+
+
 class Iterator_:
     """What `iter(dataset)` returns: a Python iterator with TF's `get_next()` and `element_spec`."""
 
@@ -55,13 +62,37 @@ class Iterator_:
         return self
 
     def __next__(self) -> Any:
+        tracer = _tracer()
+        if tracer is not None:
+            return self._traced_next(tracer, "IteratorGetNext")
         return next(self._it)
 
     def get_next(self) -> Any:
+        tracer = _tracer()
+        if tracer is not None:
+            return self._traced_next(tracer, "IteratorGetNext")
+        return self._get_next()
+
+    def _get_next(self) -> Any:
         try:
             return next(self._it)
         except StopIteration:
             raise errors.OutOfRangeError(None, None, "End of sequence") from None
+
+    def _traced_next(self, tracer: Any, name: str) -> Any:
+        """Inside a `tf.function` trace: a step that takes the next element each time the
+        program runs (TF's IteratorGetNext op), never an element frozen at trace time."""
+        from layerflow._src.autodiff.specs import ArraySpec
+
+        spec = self.element_spec
+        flat = structure.flatten(spec)
+        out_spec = [ArraySpec(tuple(s.shape.as_list()), s.dtype) for s in flat]
+
+        def pull() -> list[Any]:
+            return structure.flatten(self._get_next())
+
+        outs = tracer.host_call(pull, (), {}, out_spec, name=name, stateful=True)
+        return structure.pack(spec, list(outs))
 
     @property
     def element_spec(self) -> Any:
