@@ -29,6 +29,10 @@ def test_ragged_batch_values_and_row_splits():
     dropped = list(_ranges().ragged_batch(2, drop_remainder=True, row_splits_dtype=tf.int32))
     assert len(dropped) == 2 and dropped[0].row_splits.dtype == tf.int32
     assert int(_ranges().ragged_batch(2).cardinality()) == 3
+    spec = _ranges().ragged_batch(2).element_spec  # TF 2.21 prints the same
+    assert repr(spec) == "RaggedTensorSpec(TensorShape([None, None]), tf.int64, 1, tf.int64)"
+    fixed = D.range(1, 4).map(lambda n: tf.fill([n, 2], n)).ragged_batch(2, drop_remainder=True)
+    assert fixed.element_spec.shape.as_list() == [2, None, 2]
     with pytest.raises(ValueError, match="row_splits_dtype"):
         _ranges().ragged_batch(2, row_splits_dtype=tf.float32)
 
@@ -41,6 +45,7 @@ def test_ragged_batch_keeps_uniform_components_dense():
     mixed = mixed.map(lambda a, b: (tf.range(a), b)).ragged_batch(2)
     first = next(iter(mixed))
     assert first[0].to_list() == [[0], [0, 1]] and first[1].shape == (2, 1)
+    assert mixed.element_spec[1] == tf.TensorSpec([None, 1], tf.float32)
 
 
 def test_ragged_batch_of_matrices():

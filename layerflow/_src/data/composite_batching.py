@@ -31,7 +31,41 @@ from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.sparse_tensor import SparseTensor, SparseTensorSpec
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.tensor_shape import TensorShape
+from layerflow._src.framework.type_spec import TypeSpec
 from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
+
+
+class RaggedTensorSpec(TypeSpec):
+    """The type of a RaggedTensor component of `ragged_batch`'s elements: shape (None where
+    ragged), dtype, ragged_rank and row_splits_dtype, printed as TF prints it."""
+
+    __slots__ = ("_shape", "_dtype", "_ragged_rank", "_row_splits_dtype")
+
+    def __init__(self, shape: Any = None, dtype: Any = dtypes.float32, ragged_rank: Any = None,
+                 row_splits_dtype: Any = dtypes.int64) -> None:  # fmt: skip
+        self._shape = TensorShape(shape)
+        self._dtype = dtypes.as_dtype(dtype)
+        rank = self._shape.rank
+        self._ragged_rank = (rank - 1 if rank else 1) if ragged_rank is None else ragged_rank
+        self._row_splits_dtype = dtypes.as_dtype(row_splits_dtype)
+
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._dtype)
+    ragged_rank = property(lambda self: self._ragged_rank)
+    row_splits_dtype = property(lambda self: self._row_splits_dtype)
+
+    @property
+    def value_type(self) -> type:
+        return RaggedTensor
+
+    def _serialize(self) -> tuple[Any, ...]:
+        return (self._shape, self._dtype, self._ragged_rank, self._row_splits_dtype)
+
+    def __repr__(self) -> str:
+        return (
+            f"RaggedTensorSpec({self._shape!r}, {self._dtype!r}, {self._ragged_rank}, "
+            f"{self._row_splits_dtype!r})"
+        )
 
 
 def _batched_cardinality(n: int, size: int, drop: bool) -> int:
@@ -101,6 +135,22 @@ class RaggedBatchDataset(_Unary):
 
     def _cardinality(self) -> int:
         return _batched_cardinality(self._input._cardinality(), self._batch_size, self._drop)
+
+    def _element_spec(self) -> Any:
+        # From the first batch (as layerflow's other specs come from data): RaggedTensor
+        # components get a RaggedTensorSpec, dense ones a TensorSpec; the batch dimension is
+        # known only with drop_remainder.
+        lead = self._batch_size if self._drop else None
+        for element in self._elements():
+
+            def spec(t: Any) -> Any:
+                if isinstance(t, RaggedTensor):
+                    shape = [lead, *[None] * t.ragged_rank, *t.flat_values.shape[1:]]
+                    return RaggedTensorSpec(shape, t.dtype, t.ragged_rank, t.row_splits_dtype)
+                return structure.TensorSpec([lead, *t.shape[1:]], t.dtype)
+
+            return structure.pack(element, [spec(t) for t in structure.flatten(element)])
+        raise ValueError("The element_spec of this ragged_batch dataset is not known: it is empty.")
 
 
 class SparseBatchDataset(_Unary):
