@@ -134,3 +134,25 @@ def test_registration_errors_match_tf(registry):
         tf.RegisterGradient("MyCustomOp")(_first)
     with pytest.raises(KeyError, match="Registering two gradient"):
         tf.no_gradient("my_custom_op")  # the same op, by layerflow's spelling
+
+
+def test_registered_gradient_sees_outputs_of_ops_whose_builtin_gradient_does_not(registry):
+    from layerflow._src.autodiff import op as op_module
+
+    seen = []
+
+    @tf.RegisterGradient("max_pool")
+    def _pool_grad(op, grad):
+        seen.append(op.outputs[0].shape)
+        return tf.zeros_like(op.inputs[0])
+
+    registry.append("max_pool")
+    x = tf.constant(np.arange(16.0).reshape(1, 4, 4, 1))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(tf.nn.max_pool2d(x, 2, 2, "VALID"))
+    assert float(tf.reduce_sum(tape.gradient(y, x))) == 0.0
+    assert seen == [(1, 2, 2, 1)]
+    gradient_registry._unregister("max_pool")
+    prim = op_module.primitives["maxpool"][0]
+    assert prim.grad_uses_out is False  # restored

@@ -34,7 +34,7 @@ from layerflow._src.framework.tensor import TensorLike
 
 # normalized name -> (the user's gradient function or None for no_gradient, where registered)
 _registered: dict[str, tuple[Callable[..., Any] | None, str]] = {}
-# id-free bookkeeping of what a registration replaced, so it can be undone (tests, reloads).
+# What a registration replaced (primitive, gradient, grad_uses_out), so it can be undone.
 _replaced: dict[str, list[tuple[Any, Any]]] = {}
 
 
@@ -118,13 +118,14 @@ def _apply(prim: Any) -> None:
     current = prim.grad_fn
     if getattr(current, "_registered_for", None) == key:
         return  # already applied
-    _replaced.setdefault(key, []).append((prim, current))
+    _replaced.setdefault(key, []).append((prim, current, prim.grad_uses_out))
     if fn is None:
         prim.grad_fn = None  # not recorded: no gradient flows through the op
         return
     grad = _adapter(fn, prim, prim.name)
     grad._registered_for = key  # type: ignore[attr-defined]
     prim.grad_fn = grad
+    prim.grad_uses_out = True  # a registered gradient may read `op.outputs`
 
 
 _op.on_define.append(_apply)
@@ -184,8 +185,9 @@ def _unregister(op_type: str) -> None:
     """Undo a registration and restore the gradients it replaced (for tests)."""
     key = _op.normalize_op_name(op_type)
     _registered.pop(key, None)
-    for prim, fn in reversed(_replaced.pop(key, [])):
+    for prim, fn, uses_out in reversed(_replaced.pop(key, [])):
         prim.grad_fn = fn
+        prim.grad_uses_out = uses_out
 
 
 __all__ = ["RegisterGradient", "no_gradient"]
