@@ -289,6 +289,7 @@ _LAZY = {
     "bitwise": "layerflow.bitwise",
     "sets": "layerflow.sets",
     "signal": "layerflow.signal",
+    "types": "layerflow.types",
 }
 
 
@@ -313,11 +314,7 @@ def __getattr__(name: str):  # noqa: ANN202 - module hook
 
 # TF names that cannot mean anything in an eager framework without op types, and why.
 _ABSENT = {
-    name: "TF registers gradients by graph op type for custom C++ ops and "
-    "gradient_override_map; layerflow ops are Python functions with no op-type registry. "
-    "Define a differentiable function with @tf.custom_gradient (or tf.stop_gradient / "
-    "tf.grad_pass_through) instead."
-    for name in ("RegisterGradient", "no_gradient", "NotDifferentiable")
+    "NotDifferentiable": "it is TF 1's name, gone from TF 2's API; use tf.no_gradient(op_type).",
 }
 
 
@@ -333,11 +330,14 @@ def _bfloat16():  # noqa: ANN202 - a DType
 def _lazy_functions() -> dict:
     """TF's top-level initializer aliases, which live in keras, tf.Module and tf.TensorSpec
     (imported on first use, to keep `import layerflow` fast)."""
+    from layerflow._src.autodiff import gradient_registry
     from layerflow._src.framework import sparse_tensor, type_spec
     from layerflow._src.framework.module import Module
     from layerflow._src.keras import initializers as init
 
     return {
+        "RegisterGradient": gradient_registry.RegisterGradient,
+        "no_gradient": gradient_registry.no_gradient,
         "Module": Module,
         "SparseTensor": sparse_tensor.SparseTensor,
         "SparseTensorSpec": sparse_tensor.SparseTensorSpec,

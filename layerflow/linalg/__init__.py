@@ -65,6 +65,11 @@ _LAZY = {
         ["LinearOperatorHouseholder", "LinearOperatorPermutation", "LinearOperatorTridiag"],
         "layerflow._src.ops.linear_operator_special",
     ),
+    **dict.fromkeys(
+        ["LinearOperatorCirculant", "LinearOperatorCirculant2D", "LinearOperatorCirculant3D"],
+        "layerflow._src.ops.linear_operator_circulant",
+    ),
+    "LinearOperatorBlockLowerTriangular": "layerflow._src.ops.linear_operator_block",
     "experimental": None,
 }  # fmt: skip
 

@@ -39,5 +39,8 @@ from layerflow._src.ops.candidate_sampling_ops import (
     uniform_candidate_sampler,
 )
 
+# isort: split
+from layerflow._src.ops.stateless_truncated_ops import stateless_parameterized_truncated_normal
+
 # Last: `experimental` re-exports names of this partly imported module.
 from layerflow.random import experimental

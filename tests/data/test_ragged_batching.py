@@ -47,7 +47,7 @@ def test_sparse_batch():
         tf.sparse.to_dense(second).numpy(), [[2, 2, 0, 0, 0], [3, 3, 3, 0, 0]]
     )
     too_small = tf.data.Dataset.range(4).map(lambda n: tf.fill([n], n)).sparse_batch(2, [2])
-    with pytest.raises(tf.errors.InvalidArgumentError, match="does not fit in row_shape"):
+    with pytest.raises(tf.errors.DataLossError, match="larger than the row shape"):
         list(too_small)
 
 

@@ -130,6 +130,18 @@ FAMILIES = {
 }
 
 
+# Every primitive by its normalized name ("MatMul", "mat_mul" and "matmul" are one key), for
+# `tf.RegisterGradient` / `tf.no_gradient` (autodiff/gradient_registry.py). `on_define` is
+# that module's hook: called with each primitive defined after it (op modules load lazily).
+primitives: dict[str, list[Primitive]] = {}
+on_define: list[Callable[[Primitive], None]] = []
+
+
+def normalize_op_name(name: str) -> str:
+    """The registry key of an op name: TF's CamelCase type or layerflow's snake_case name."""
+    return name.replace("_", "").lower()
+
+
 def recording() -> bool:
     """Whether a tape is active, i.e. whether a forward's residuals may be kept (see above)."""
     return bool(_state.tapes)
@@ -418,6 +430,8 @@ def op(
 
         def set_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
             prim.grad_fn = fn
+            for hook in on_define:  # a user's registered gradient replaces the built-in one
+                hook(prim)
             return fn
 
         def set_spec(rule: Callable[..., Any] | str) -> Callable[..., Any] | str:
@@ -427,6 +441,9 @@ def op(
         wrapper.grad = set_grad  # type: ignore[attr-defined]
         wrapper.spec = set_spec  # type: ignore[attr-defined]
         wrapper.prim = prim  # type: ignore[attr-defined]
+        primitives.setdefault(normalize_op_name(name), []).append(prim)
+        for hook in on_define:
+            hook(prim)
         return wrapper
 
     return decorate

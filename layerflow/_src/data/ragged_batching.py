@@ -1,42 +1,30 @@
-"""Ragged and sparse elements in `tf.data`: `from_tensor_slices` of a RaggedTensor (its rows),
-`batch` of ragged components, `Dataset.ragged_batch` and `Dataset.sparse_batch`.
+"""Ragged elements in `tf.data`: `from_tensor_slices` of a RaggedTensor (its rows) and `batch`
+of ragged components (`Dataset.ragged_batch` and `sparse_batch` are in composite_batching).
 
 - Slicing a RaggedTensor yields its rows (dense Tensors for ragged rank 1, RaggedTensors
   deeper); the element spec is a `RaggedTensorSpec` of one less ragged rank, as TF's, and
   `batch` turns such components back into RaggedTensors.
-- `ragged_batch` batches components of rank >= 1 into RaggedTensors. TF decides from the static
-  element spec; layerflow's datasets know shapes only from values, so components of datasets
-  with uniform rows by construction (`from_tensor_slices` of dense tensors, `range` and their
-  shuffles/takes/repeats) stay dense, and any other rank >= 1 component becomes ragged.
-- `sparse_batch(batch_size, row_shape)` (TF's `dense_to_sparse_batch`) puts each element's
-  entries into a SparseTensor of shape `[batch, *row_shape]`.
 
-Import cycle, as for every node module: these nodes subclass `Dataset` and `BatchDataset`
-(dataset, batching), which construct them (`from_tensor_slices`, `batch`, and `ragged_batch`
-in dataset_methods); the rest of the cycle (sources, transforms, transforms_extra,
-persistence, records, resample) is dataset.py's own.
+Import cycle, as for every node module: these nodes subclass `Dataset` (dataset), which
+constructs them (`from_tensor_slices`, `batch`); the rest of the cycle (sources, transforms,
+transforms_extra, persistence, records, resample) is dataset.py's own.
 
 >>> import layerflow as tf
->>> ds = tf.data.Dataset.range(4).map(lambda n: tf.range(n)).ragged_batch(2)
+>>> ds = tf.data.Dataset.from_tensor_slices(tf.ragged.constant([[1, 2], [3]])).batch(2)
 >>> [b.to_list() for b in ds]
-[[[], [0]], [[0, 1], [0, 1, 2]]]
+[[[1, 2], [3]]]
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from layerflow._src import backend
 from layerflow._src.data import structure
-from layerflow._src.data.batching import BatchDataset
 from layerflow._src.data.dataset import Dataset
 from layerflow._src.framework import dtypes, errors
-from layerflow._src.framework.sparse_tensor import SparseTensor, SparseTensorSpec
-from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.type_spec import TensorSpec
 from layerflow._src.ops import array_ops
 from layerflow._src.ops.ragged.ragged_dispatch import _concat0
@@ -170,95 +158,3 @@ class RaggedSliceDataset(Dataset):
 
 
 # --- ragged_batch and sparse_batch ----------------------------------------------------------------
-
-
-class RaggedBatchDataset(BatchDataset):
-    def __init__(self, input_dataset: Dataset, batch_size: int, drop_remainder: bool,
-                 row_splits_dtype: Any) -> None:  # fmt: skip
-        super().__init__(input_dataset, batch_size, drop_remainder)
-        self._splits_dtype = dtypes.as_dtype(row_splits_dtype)
-        if self._splits_dtype not in (dtypes.int32, dtypes.int64):
-            raise ValueError(
-                f"ragged_batch: row_splits_dtype must be int32 or int64, got {self._splits_dtype}."
-            )
-
-    def _uniform(self) -> bool:
-        return self._input._plan() is not None  # rows of one shape by construction
-
-    def _flags(self, leaves: list[Any]) -> list[bool]:
-        sliced = ragged_flags(self._input)
-        uniform = self._uniform()
-        return [
-            bool(sliced and sliced[c])
-            or isinstance(t, RaggedTensor)
-            or (not uniform and bool(t.shape.rank))
-            for c, t in enumerate(leaves)
-        ]
-
-    def _elements(self) -> Iterator[Any]:
-        it = self._input._elements()
-        flags = None
-        while True:
-            group = list(itertools.islice(it, self._batch_size))
-            if not group or (self._drop and len(group) < self._batch_size):
-                return
-            if flags is None:
-                flags = self._flags(structure.flatten(group[0]))
-            yield batch_with_ragged(group, flags, self._splits_dtype)
-
-    def _element_spec(self) -> Any:
-        lead = self._batch_size if self._drop else None
-        specs = nest.flatten(self._input.element_spec)
-        sliced = ragged_flags(self._input)
-        uniform = self._uniform()
-        flags = iter(
-            bool(sliced and sliced[c]) or (not uniform and bool(s.shape.rank))
-            for c, s in enumerate(specs)
-        )
-        return nest.map_structure(
-            lambda s: batched_spec(s, lead, next(flags), self._splits_dtype),
-            self._input.element_spec,
-        )
-
-
-class SparseBatchDataset(BatchDataset):
-    def __init__(self, input_dataset: Dataset, batch_size: int, row_shape: Any) -> None:
-        super().__init__(input_dataset, batch_size, False)
-        shape = row_shape.numpy() if isinstance(row_shape, TensorLike) else row_shape
-        self._row_shape = [int(d) for d in np.asarray(shape, np.int64).reshape(-1)]
-
-    def _elements(self) -> Iterator[Any]:
-        it = self._input._elements()
-        while True:
-            group = list(itertools.islice(it, self._batch_size))
-            if not group:
-                return
-            yield self._sparse(group)
-
-    def _sparse(self, group: list[Any]) -> SparseTensor:
-        indices, values = [], []
-        for b, element in enumerate(group):
-            if not isinstance(element, TensorLike):
-                raise TypeError(
-                    f"sparse_batch: elements must be single tensors, got {type(element).__name__}."
-                )
-            arr = backend.to_host(element._data)
-            if arr.ndim != len(self._row_shape) or any(
-                d > r for d, r in zip(arr.shape, self._row_shape, strict=True)
-            ):
-                raise errors.InvalidArgumentError(
-                    None, "sparse_batch", f"sparse_batch: an element of shape {list(arr.shape)} "
-                    f"does not fit in row_shape {self._row_shape}; make row_shape at least as "
-                    "large as every element.",
-                )  # fmt: skip
-            idx = np.indices(arr.shape).reshape(arr.ndim, -1).T
-            indices.append(np.concatenate([np.full((len(idx), 1), b), idx], axis=1))
-            values.append(arr.reshape(-1))
-        rank = len(self._row_shape) + 1
-        ind = np.concatenate(indices).astype(np.int64) if indices else np.zeros((0, rank), np.int64)
-        val = np.concatenate(values) if values else np.zeros(0)
-        return SparseTensor(ind, val, np.asarray([len(group), *self._row_shape], np.int64))
-
-    def _element_spec(self) -> Any:
-        spec = self._input.element_spec
-        return SparseTensorSpec([None, *self._row_shape], spec.dtype)

@@ -148,13 +148,22 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # n
     """`tf.range`: like Python's range; int32 for ints, float32 if any bound is a float."""
     if limit is None:
         start, limit = 0, start
+    # TF infers the widest of the bounds' dtypes (int32 < int64 < float16 < float32 < float64),
+    # Python ints counting as int32 and floats as float32.
+    order = ["int32", "int64", "float16", "bfloat16", "float32", "float64"]
+    inferred = "int32"
+    for v in (start, limit, delta):
+        name_ = v.dtype.name if isinstance(v, TensorLike) else (
+            "float32" if isinstance(v, float) else "int32")  # fmt: skip
+        if name_ in order and order.index(name_) > order.index(inferred):
+            inferred = name_
     vals = [float(v) if isinstance(v, TensorLike) and v.dtype.is_floating else v
             for v in (start, limit, delta)]  # fmt: skip
     vals = [int(v) if isinstance(v, TensorLike) else v for v in vals]
     if delta == 0:
         raise errors.InvalidArgumentError(None, "range", "range: delta must not be 0.")
     if dtype is None:
-        dt = np.float32 if any(isinstance(v, float) for v in vals) else np.int32
+        dt = dtypes.as_dtype(inferred).np
     else:
         dt = dtypes.as_dtype(dtype).np
     device = backend.current_device()

@@ -133,6 +133,9 @@ def _real_div(xp: Any, x: Any, y: Any) -> Any:
 
 @_real_div.grad
 def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
+    if dy._data.dtype.kind == "c":
+        # TF's RealDivGrad for complex operands: the adjoint, through conj(x) and conj(y).
+        x, y = _conj(x), _conj(y)
     gx = _real_div(dy, y)
     gy = negative(multiply(gx, _real_div(x, y)))
     return _unbroadcast(gx, x), _unbroadcast(gy, y)

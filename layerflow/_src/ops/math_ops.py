@@ -470,6 +470,9 @@ def _(dy: Any, out: Any, a: Any, b: Any, transpose_a: bool = False,
     # Each product only when its input needs a gradient: a training step's first layer has no
     # use for d(loss)/d(data batch), a quarter of the GEMM work of an MLP step.
     ga = gb = None
+    if dy._data.dtype.kind == "c":
+        # TF's MatMulGrad for complex operands: the adjoint, through conj(a) and conj(b).
+        a, b = _conj(a), _conj(b)
     if input_needed(0):
         if not transpose_a:
             ga = _matmul(dy, b, transpose_b=not transpose_b)
@@ -507,6 +510,13 @@ def matmul(
     >>> tf.matmul([[1.0, 2.0]], [[3.0], [4.0]]).numpy()
     array([[11.]], dtype=float32)
     """
+    if adjoint_a or adjoint_b:
+        # The adjoint is the conjugate transpose (a plain transpose for real dtypes).
+        a, b = _as_tensor(a), _as_tensor(b)
+        if adjoint_a and a._data.dtype.kind == "c":
+            a = _conj(a)
+        if adjoint_b and b._data.dtype.kind == "c":
+            b = _conj(b)
     if transpose_a or transpose_b or adjoint_a or adjoint_b:
         return _matmul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
     return _matmul(a, b)  # the common case, without attributes to pass along and record
