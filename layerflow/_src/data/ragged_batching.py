@@ -6,8 +6,9 @@ of ragged components (`Dataset.ragged_batch` and `sparse_batch` are in composite
   `batch` turns such components back into RaggedTensors.
 
 Import cycle, as for every node module: these nodes subclass `Dataset` (dataset), which
-constructs them (`from_tensor_slices`, `batch`); the rest of the cycle (sources, transforms,
-transforms_extra, persistence, records, resample) is dataset.py's own.
+constructs them (`from_tensor_slices`, and `batch` in batching); composite_batching's nodes
+(built by dataset_methods) use the same spec helpers; the rest of the cycle (sources,
+transforms, transforms_extra, persistence, records, resample) is dataset.py's own.
 
 >>> import layerflow as tf
 >>> ds = tf.data.Dataset.from_tensor_slices(tf.ragged.constant([[1, 2], [3]])).batch(2)
