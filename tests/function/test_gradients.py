@@ -1,7 +1,6 @@
 """GradientTape inside a traced function (gradient program derived once) and around one."""
 
 import numpy as np
-import pytest
 
 import layerflow as tf
 from layerflow._src.function import host_method
@@ -132,19 +131,6 @@ def test_outer_tape_records_a_traced_function():
     gw, gx = tape.gradient(y, [w, x])
     assert gw.numpy().tolist() == [9.0, 16.0]
     assert gx.numpy().tolist() == [6.0, 16.0]
-
-
-def test_gradient_through_traced_while_loop_says_unsupported():
-    v = tf.Variable(2.0)
-
-    @tf.function
-    def f():
-        with tf.GradientTape() as tape:
-            (y,) = tf.while_loop(lambda y: y < 10.0, lambda y: [y * v], [v * 1.0])
-        return tape.gradient(y, v)
-
-    with pytest.raises(tf.errors.UnimplementedError, match="while_loop"):
-        f()
 
 
 def test_training_step_with_an_unknown_batch_dimension_matches_eager():

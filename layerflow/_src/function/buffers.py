@@ -162,7 +162,7 @@ def assign(steps: list[Step], graph: Graph, outputs: list[Any],
                 views[o] = frozenset()
             continue
         seen = frozenset().union(*[views.get(r, frozenset()) for r in rs])
-        if step.kind in ("host", "cond", "while") or (
+        if step.kind in ("host", "cond", "while", "while_grad") or (
             step.kind == "assign" and step.fn not in ("assign_add", "assign_sub")
         ):
             escaped |= seen

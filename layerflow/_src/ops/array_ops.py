@@ -11,7 +11,13 @@ from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import op
 from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import dtypes, errors
-from layerflow._src.framework.convert import as_int, as_ints, convert_to_tensor, host_array
+from layerflow._src.framework.convert import (
+    as_int,
+    as_ints,
+    convert_to_tensor,
+    host_array,
+    is_symbolic_value,
+)
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.variables import Variable
@@ -147,6 +153,9 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # n
     """`tf.range`: like Python's range; int32 for ints, float32 if any bound is a float."""
     if limit is None:
         start, limit = 0, start
+    tracer = backend.flags.tracer
+    if tracer is not None and any(is_symbolic_value(v) for v in (start, limit, delta)):
+        return _traced_range(tracer, (start, limit, delta), dtype)
     vals = [float(v) if isinstance(v, TensorLike) and v.dtype.is_floating else v
             for v in (start, limit, delta)]  # fmt: skip
     vals = [int(v) if isinstance(v, TensorLike) else v for v in vals]
@@ -158,6 +167,34 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # n
         dt = dtypes.as_dtype(dtype).np
     device = backend.current_device()
     return Tensor(device.xp.arange(*vals, dtype=dt), device)
+
+
+_RANGE_ORDER = ("int32", "int64", "float32", "float64")
+
+
+def _traced_range(tracer: Any, bounds: tuple, dtype: Any) -> Any:
+    """`tf.range` on a tensor bound inside a `tf.function` trace: a step computed at each call
+    (its length is unknown while tracing). The dtype is TF's: the widest of the bounds'
+    (int32 < int64 < float32 < float64), unless `dtype` is given."""
+    if dtype is None:
+        names = []
+        for v in bounds:
+            if isinstance(v, float):
+                names.append("float32")
+            elif hasattr(v, "dtype") and hasattr(v, "_data"):
+                names.append(dtypes.from_numpy(v._data.dtype).name)
+            else:
+                names.append("int32")
+        dt = np.dtype(max(names, key=lambda n: _RANGE_ORDER.index(n) if n in _RANGE_ORDER else 0))
+    else:
+        dt = dtypes.as_dtype(dtype).np
+
+    def run(xp: Any, start: Any, limit: Any, delta: Any) -> Any:
+        if delta == 0:
+            raise errors.InvalidArgumentError(None, "range", "range: delta must not be 0.")
+        return xp.arange(start.item(), limit.item(), delta.item(), dtype=dt)
+
+    return tracer.array_call(run, list(bounds), ArraySpec((None,), dt), "range")
 
 
 def linspace(start: Any, stop: Any, num: int, name: str | None = None, axis: int = 0) -> Tensor:
