@@ -28,7 +28,7 @@ from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import errors
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.function import graph as _graph
-from layerflow._src.function.graph import GraphTensor, Step
+from layerflow._src.function.graph import GraphTensor, Step, _changes_state
 from layerflow._src.utils import nest
 
 
@@ -126,10 +126,6 @@ def _no_second_order(dys: Any, out: Any, xs: Any) -> Any:
         "supported. Take the inner gradient outside the loop, or run the function eagerly "
         "(tf.config.run_functions_eagerly(True)).",
     )
-
-
-def _changes_state(step: Step) -> bool:
-    return step.stateful or any(_changes_state(s) for b in step.blocks for s in b)
 
 
 def compile_while_grad(step: Step, device: Any, compile_block: Callable[..., Any],
