@@ -34,6 +34,7 @@ from layerflow._src import backend
 from layerflow._src.autodiff import op as _op
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.variables import Variable
+from layerflow._src.function import allocator as _allocator
 from layerflow._src.function import buffers as _buffers
 from layerflow._src.function import loop_gradient as _loop_gradient
 from layerflow._src.function import optimize as _optimize
@@ -320,6 +321,7 @@ class Plan:
         self.graph = graph
         self.device = device
         self.output_refs = output_refs
+        _allocator.tune()
         needed = {r for r in output_refs if type(r) is int}
         self.steps = _prune(graph.steps, set(needed))  # as traced: `replay` runs these
         self.n_slots = graph.n_slots
