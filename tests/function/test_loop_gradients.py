@@ -229,3 +229,22 @@ def test_second_order_through_a_traced_loop_says_unsupported():
 
     with pytest.raises(tf.errors.UnimplementedError, match="Second-order gradients"):
         f(tf.constant(2.0))
+
+
+def test_outer_tape_around_a_function_that_takes_a_loop_gradient():
+    w = tf.Variable(1.5)
+
+    @tf.function
+    def f(x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            (y,) = tf.while_loop(lambda y: y < 1e4, lambda y: [y * w + x], [x],
+                                 maximum_iterations=n)  # fmt: skip
+        return y, tape.gradient(y, x)
+
+    x = tf.constant(0.5)
+    f(x, tf.constant(3))  # traced outside any tape; the call below replays it
+    with tf.GradientTape() as outer:
+        y, dydx = f(x, tf.constant(3))
+    assert float(dydx) == pytest.approx(1.5**3 + 1.5**2 + 1.5 + 1)
+    assert float(outer.gradient(y, w)) == pytest.approx(0.5 * (3 * 1.5**2 + 2 * 1.5 + 1))

@@ -15,7 +15,11 @@ loss forward dead); buffers add nothing measurable there (glibc hands the freed 
 arrays straight back). The rest is outside the plan: the optimizer's host step (~0.2 ms) and
 the small ops. numexpr was tried for elementwise chains: 4x slower than NumPy's in-place ufunc
 chain here (1 thread), so it is not used; the in-place chain itself is ~1.35x faster than
-allocating one (256x256 to 1024x1024).
+allocating one (256x256 to 1024x1024). Two costs outside the arithmetic showed up in `fit`
+(CPU s/epoch, one process, loaded machine): the ~1 MiB arrays a step allocates afresh (the
+batch, a weight's gradient) paid their page faults again at every call under glibc's default
+malloc thresholds (`allocator.py`: 0.52 -> 0.41), and GEMMs written into buffers ran with the
+BLAS thread count the previous large product had set (`buffers.py` now sets it per call).
 
 `Plan.replay` runs the same steps through the op wrappers on Tensors instead: a call of the
 function under an active `GradientTape` takes that path, so the tape records every op and the
