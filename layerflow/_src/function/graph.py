@@ -178,7 +178,8 @@ class Const:
 
 
 class Step:
-    """One recorded call: `kind` is "op", "array", "host", "var", "cond" or "while".
+    """One recorded call: `kind` is "op", "array", "host", "assign", "cond", "while" or
+    "while_grad" (`loop_gradient.py`).
 
     `refs` are the inputs (ints: slots; Variables: read when the step runs; Const: fixed);
     `outs` the slots it defines; `blocks` the sub-programs of a control-flow step.
