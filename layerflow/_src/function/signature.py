@@ -66,12 +66,45 @@ def call_key_and_leaves(args: tuple, kwargs: dict) -> tuple[tuple, list[Any]]:
             leaves = list(args)
             key = tuple([("T", tuple(a._data.shape), a._data.dtype.str) for a in args])
             return (("flat", len(args)), key), leaves
+    if not kwargs:
+        # Plain tuples and lists of leaves (a compiled fit step's tuple of batches): one walk
+        # gives the structure and the leaves.
+        leaves = []
+        try:
+            picture = _plain_structure(args, leaves)
+        except _NotPlain:
+            pass
+        else:
+            flat = all(c is None for c in picture[1])
+            structure = ("flat", len(args)) if flat else ("seq", picture)
+            return (structure, tuple(_leaf_keys(leaves))), leaves
     leaves = nest.flatten((args, kwargs))
     flat = not kwargs and all(not nest.is_nested(a) for a in args)
     structure = (
         ("flat", len(args)) if flat else repr(nest.map_structure(lambda _: 0, (args, kwargs)))
     )
     return (structure, tuple(leaf_key(v) for v in leaves)), leaves
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _plain_structure(value: Any, leaves: list[Any]) -> Any:
+    """A hashable picture of nested plain tuples and lists (leaves appended in nest's order);
+    `_NotPlain` for dicts, namedtuples and other nested types."""
+    t = type(value)
+    if t is tuple or t is list:
+        return (t is list, tuple([_plain_structure(v, leaves) for v in value]))
+    if nest.is_nested(value):
+        raise _NotPlain
+    leaves.append(value)
+    return None
+
+
+def _leaf_keys(leaves: list[Any]) -> list[Any]:
+    return [("T", tuple(v._data.shape), v._data.dtype.str) if type(v) is Tensor else leaf_key(v)
+            for v in leaves]  # fmt: skip
 
 
 def covers(trace_key: tuple, key: tuple) -> bool:

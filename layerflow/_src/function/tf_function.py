@@ -83,6 +83,7 @@ class ConcreteFunction:
         self.structured_input_signature = structured_input_signature
         self.structured_outputs = structured_outputs
         self._out_structure = out_structure
+        self._pack = _packer(out_structure)
         self._keepalive = keepalive  # the objects whose ids are part of the key
 
     @property
@@ -125,7 +126,7 @@ class ConcreteFunction:
         else:
             arrays = self._plan.run([_as_array(t, device) for t in tensors])
             flat = [Tensor(a, device) for a in arrays]
-        return _pack_outputs(self._out_structure, flat)
+        return self._pack(iter(flat))
 
     def pretty_signature_line(self) -> str:
         args, kwargs = self.structured_input_signature
@@ -195,6 +196,33 @@ def _pack_outputs(structure: Any, flat: list[Any]) -> Any:
 
 
 _SLOT = object()  # marks the output leaves that the plan computes
+
+
+def _packer(structure: Any) -> Callable[[Any], Any]:
+    """`_pack_outputs(structure, ...)` compiled once (called with an iterator of the computed
+    leaves): plain tuples, lists and dicts are rebuilt without walking the structure again."""
+    t = type(structure)
+    if t is tuple or t is list:
+        subs = [_packer(c) for c in structure]
+        if t is list:
+            return lambda it: [b(it) for b in subs]
+        return lambda it: tuple([b(it) for b in subs])
+    if t is dict and all(type(k) is str for k in structure):
+        # nest walks a dict in sorted key order and rebuilds it in its own order
+        order = sorted(structure)
+        subs_d = {k: _packer(structure[k]) for k in order}
+        keys = list(structure)
+
+        def pack_dict(it: Any) -> dict:
+            values = {k: subs_d[k](it) for k in order}
+            return {k: values[k] for k in keys}
+
+        return pack_dict
+    if nest.is_nested(structure):
+        return lambda it: _pack_outputs(structure, list(it))
+    if structure is _SLOT:
+        return lambda it: next(it)
+    return lambda it: structure
 
 
 class Function:

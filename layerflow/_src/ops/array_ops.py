@@ -12,7 +12,13 @@ from layerflow._src.autodiff.op import op
 from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.composite_dispatch import dispatchable
-from layerflow._src.framework.convert import as_int, as_ints, convert_to_tensor, host_array
+from layerflow._src.framework.convert import (
+    as_int,
+    as_ints,
+    convert_to_tensor,
+    host_array,
+    is_symbolic_value,
+)
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.variables import Variable
@@ -148,26 +154,52 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # n
     """`tf.range`: like Python's range; int32 for ints, float32 if any bound is a float."""
     if limit is None:
         start, limit = 0, start
-    # TF infers the widest of the bounds' dtypes (int32 < int64 < float16 < float32 < float64),
-    # Python ints counting as int32 and floats as float32.
-    order = ["int32", "int64", "float16", "bfloat16", "float32", "float64"]
-    inferred = "int32"
-    for v in (start, limit, delta):
-        name_ = v.dtype.name if isinstance(v, TensorLike) else (
-            "float32" if isinstance(v, float) else "int32")  # fmt: skip
-        if name_ in order and order.index(name_) > order.index(inferred):
-            inferred = name_
+    tracer = backend.flags.tracer
+    if tracer is not None and any(is_symbolic_value(v) for v in (start, limit, delta)):
+        return _traced_range(tracer, (start, limit, delta), dtype)
     vals = [float(v) if isinstance(v, TensorLike) and v.dtype.is_floating else v
             for v in (start, limit, delta)]  # fmt: skip
     vals = [int(v) if isinstance(v, TensorLike) else v for v in vals]
     if delta == 0:
         raise errors.InvalidArgumentError(None, "range", "range: delta must not be 0.")
-    if dtype is None:
-        dt = dtypes.as_dtype(inferred).np
-    else:
-        dt = dtypes.as_dtype(dtype).np
+    dt = _range_dtype((start, limit, delta), dtype)
     device = backend.current_device()
     return Tensor(device.xp.arange(*vals, dtype=dt), device)
+
+
+_RANGE_ORDER = ("int32", "int64", "float16", "bfloat16", "float32", "float64")
+
+
+def _range_dtype(bounds: tuple, dtype: Any) -> Any:
+    """`tf.range`'s dtype: `dtype` if given, else TF's widest of the bounds' dtypes
+    (int32 < int64 < float16 < float32 < float64), Python ints counting as int32 and floats as
+    float32."""
+    if dtype is not None:
+        return dtypes.as_dtype(dtype).np
+    inferred = "int32"
+    for v in bounds:
+        if isinstance(v, float):
+            name_ = "float32"
+        elif getattr(v, "dtype", None) is not None and not isinstance(v, (int, bool)):
+            name_ = dtypes.as_dtype(v.dtype).name
+        else:
+            name_ = "int32"
+        if name_ in _RANGE_ORDER and _RANGE_ORDER.index(name_) > _RANGE_ORDER.index(inferred):
+            inferred = name_
+    return dtypes.as_dtype(inferred).np
+
+
+def _traced_range(tracer: Any, bounds: tuple, dtype: Any) -> Any:
+    """`tf.range` on a tensor bound inside a `tf.function` trace: a step computed at each call
+    (its length is unknown while tracing), with `_range_dtype`'s dtype."""
+    dt = _range_dtype(bounds, dtype)
+
+    def run(xp: Any, start: Any, limit: Any, delta: Any) -> Any:
+        if delta == 0:
+            raise errors.InvalidArgumentError(None, "range", "range: delta must not be 0.")
+        return xp.arange(start.item(), limit.item(), delta.item(), dtype=dt)
+
+    return tracer.array_call(run, list(bounds), ArraySpec((None,), dt), "range")
 
 
 def linspace(start: Any, stop: Any, num: int, name: str | None = None, axis: int = 0) -> Tensor:
