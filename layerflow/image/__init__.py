@@ -12,6 +12,7 @@ from layerflow._src.ops.image_codec_ops import (
     decode_gif,
     decode_image,
     decode_jpeg,
+    decode_jxl,
     decode_png,
     decode_webp,
     extract_jpeg_shape,
@@ -92,9 +93,3 @@ from layerflow._src.ops.image_random_ops import (
     stateless_random_hue,
     stateless_random_saturation,
 )
-
-
-def __getattr__(name: str):  # names left out on purpose say why (decode_jxl)
-    from layerflow._src.ops.image_codec_ops import absent_name
-
-    raise absent_name("tf.image", name)
