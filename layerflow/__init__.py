@@ -287,6 +287,7 @@ _LAZY = {
     "bitwise": "layerflow.bitwise",
     "sets": "layerflow.sets",
     "signal": "layerflow.signal",
+    "audio": "layerflow.audio",
 }
 
 
