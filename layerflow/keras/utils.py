@@ -64,6 +64,7 @@ _NAMES = {
         "layerflow._src.keras.utils.audio_dataset", "audio_dataset_from_directory"
     ),
     "FeatureSpace": ("layerflow._src.keras.utils.feature_space", "FeatureSpace"),
+    "experimental": ("layerflow.keras._utils_experimental", None),
 }  # fmt: skip
 
 
