@@ -190,6 +190,9 @@ from layerflow.dtypes import (  # the dtype constants are tf.dtypes' own
 # isort: split
 # --- convolution family and space-to-batch (h-tfnn): in _LAZY_NAMES (imported on first use) ---
 
+# isort: split
+# --- string and ragged tensors (h-strings): in _LAZY_NAMES (imported on first use) ---
+
 device = _DeviceContext
 
 

@@ -1,6 +1,12 @@
 """`tf.math`: elementwise math, reductions and their aliases."""
 
 from layerflow import _lazy_facade as _lazy
+from layerflow._src.ops.bessel_ops import (
+    bessel_i0,
+    bessel_i0e,
+    bessel_i1,
+    bessel_i1e,
+)
 from layerflow._src.ops.complex_ops import angle, conj, imag, real
 from layerflow._src.ops.cumulative_ops import cumulative_logsumexp
 from layerflow._src.ops.elementwise_more_ops import (
@@ -128,10 +134,6 @@ from layerflow.math import special
 # Imported on first use, to keep `import layerflow` fast (the op-name registry resolves them
 # at its first lookup: autodiff/dispatch.py).
 _LAZY_NAMES = {
-    "bessel_i0": "layerflow._src.ops.bessel_ops",
-    "bessel_i0e": "layerflow._src.ops.bessel_ops",
-    "bessel_i1": "layerflow._src.ops.bessel_ops",
-    "bessel_i1e": "layerflow._src.ops.bessel_ops",
     "confusion_matrix": "layerflow._src.ops.segment_reduce_ops",
     "segment_max": "layerflow._src.ops.segment_reduce_ops",
     "segment_mean": "layerflow._src.ops.segment_reduce_ops",
