@@ -12,9 +12,8 @@ import logging
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,24 +22,22 @@ _log = logging.getLogger("layerflow")
 _PREFIX = "/job:localhost/replica:0/task:0/device:"
 
 
-@dataclass(frozen=True)
-class PhysicalDevice:
+# Named tuples, as TF's (and no dataclasses: `import layerflow` stays without inspect and ast).
+class PhysicalDevice(NamedTuple):
     """A physical device, as `tf.config.list_physical_devices` returns it."""
 
     name: str
     device_type: str
 
 
-@dataclass(frozen=True)
-class LogicalDevice:
+class LogicalDevice(NamedTuple):
     """A logical device, as `tf.config.list_logical_devices` returns it."""
 
     name: str
     device_type: str
 
 
-@dataclass(frozen=True)
-class LogicalDeviceConfiguration:
+class LogicalDeviceConfiguration(NamedTuple):
     """One logical device carved out of a physical one (`memory_limit` in MiB, GPUs only)."""
 
     memory_limit: int | None = None
