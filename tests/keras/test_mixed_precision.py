@@ -165,3 +165,29 @@ def test_fixed_scale_and_errors_and_config():
     assert again.dynamic_growth_steps == 10
     wrapped.learning_rate = 0.5
     assert float(inner.learning_rate) == 0.5
+
+
+@pytest.mark.parametrize("suffix", ["keras", "h5"])
+def test_mixed_model_and_loss_scale_optimizer_save_and_load(mixed, tmp_path, suffix):
+    model = tf.keras.Sequential(
+        [
+            L.Conv2D(4, 3, activation="relu", input_shape=(8, 8, 1)),
+            L.BatchNormalization(),
+            L.Flatten(),
+            L.Dense(2),
+            L.Activation("softmax", dtype="float32"),
+        ]
+    )
+    x = np.random.default_rng(0).random((16, 8, 8, 1)).astype("float32")
+    y = (x.mean((1, 2, 3)) > 0.5).astype("int32")
+    opt = mp.LossScaleOptimizer(tf.keras.optimizers.Adam(0.01), initial_scale=1024)
+    model.compile(opt, "sparse_categorical_crossentropy")
+    model.fit(x, y, epochs=1, verbose=0)
+    path = str(tmp_path / f"m.{suffix}")
+    model.save(path)
+    loaded = tf.keras.models.load_model(path)
+    assert loaded.layers[0].compute_dtype == "float16" and loaded.layers[0].dtype == "float32"
+    assert loaded.layers[-1].compute_dtype == "float32"
+    assert type(loaded.optimizer) is mp.LossScaleOptimizer
+    assert loaded.optimizer.initial_scale == 1024
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), atol=1e-3)

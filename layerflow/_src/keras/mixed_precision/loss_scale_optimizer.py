@@ -283,6 +283,7 @@ class LossScaleOptimizer(Optimizer):
         from layerflow._src.keras import optimizers
 
         config = dict(config)
+        config.pop("is_legacy_optimizer", None)  # (Keras 2's HDF5 files mark optimizers)
         inner = config.pop("inner_optimizer")
         if not isinstance(inner, Optimizer):
             inner = optimizers.deserialize(inner, custom_objects)
