@@ -22,6 +22,9 @@ LAZY = (
     "layerflow._src.ops.linalg_decomp_ops",
     "layerflow._src.ops.conv_transpose_ops",
     "layerflow._src.ops.functional_ops",
+    "layerflow._src.ops.bessel_ops",
+    "layerflow._src.ops.random_generator",
+    "layerflow.math.special",
 )
 
 
@@ -62,9 +65,10 @@ def test_lazy_names_keep_their_public_names(expr, name):
 def test_lazy_names_are_listed_and_resolve():
     import layerflow as tf
 
-    for module in (tf, tf.nn, tf.linalg, tf.math):
+    for module in (tf, tf.nn, tf.linalg, tf.math, tf.random):
         for name in module._LAZY_NAMES:
             assert name in dir(module)
             assert getattr(module, name) is not None
+    assert tf.math.special.bessel_j0 is not None and tf.random.experimental.Generator is not None
     with pytest.raises(AttributeError, match="no attribute 'nonexistent_op'"):
         tf.nn.nonexistent_op  # noqa: B018
