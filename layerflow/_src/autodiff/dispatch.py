@@ -22,6 +22,7 @@ stack frames and no module scans at call time:
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,8 @@ _by_name: dict[str, Any] = {}  # public name -> function (first registration win
 # imports would.
 _log: list[tuple] = []
 _pending = [False]
+_resolve_lock = threading.RLock()
+_rebuilding = [False]
 
 
 def _add(fn: Any, name: str) -> None:
@@ -79,7 +82,16 @@ def register_namespace(namespace: str, members: dict[str, Any],
 
 
 def _resolve_pending() -> None:
-    _pending[0] = False
+    with _resolve_lock:  # (another thread may look a name up meanwhile: it waits)
+        if _pending[0] and not _rebuilding[0]:  # (a lookup while importing: the maps so far)
+            _rebuilding[0] = True
+            try:
+                _rebuild()
+            finally:
+                _rebuilding[0] = False
+
+
+def _rebuild() -> None:
     entries = list(_log)
     loaded = {i: e[3]() for i, e in enumerate(entries) if e[0] == "ns" and e[3] is not None}
     for i, names in loaded.items():  # (importing them may have logged public_api names)
@@ -93,6 +105,7 @@ def _resolve_pending() -> None:
             _add(entry[1], entry[2])
         else:
             _add_namespace(entry[1], entry[2])
+    _pending[0] = False
 
 
 def function_named(name: str) -> Any:
