@@ -7,6 +7,10 @@ custom loops call `get_scaled_loss` and `get_unscaled_gradients` themselves. Wit
 skips a step whose gradients hold an Inf or NaN and halves the scale (never below 1); after
 `dynamic_growth_steps` finite steps in a row it doubles the scale. A skipped step still counts
 in `iterations`. The inner optimizer's state (slots, iterations, learning rate) is its own.
+
+An import cycle, on purpose: `optimizers` (whose `deserialize` resolves "LossScaleOptimizer")
+and this module (whose get_config/from_config (de)serialize the inner optimizer with
+`optimizers`) import each other, each inside a function, when first used.
 """
 
 from __future__ import annotations
