@@ -25,6 +25,8 @@ LAZY = (
     "layerflow._src.ops.bessel_ops",
     "layerflow._src.ops.random_generator",
     "layerflow.math.special",
+    "layerflow._src.ops.candidate_sampling_ops",
+    "layerflow._src.ops.nn_extra_ops",
 )
 
 
@@ -50,6 +52,7 @@ def test_import_loads_no_heavy_or_rarely_used_module():
     ("tf.strided_slice", "tf.strided_slice"),
     ("tf.nn.relu", "tf.nn.relu"),
     ("tf.linalg.eig", "tf.linalg.eig"),
+    ("tf.random.all_candidate_sampler", "tf.nn.all_candidate_sampler"),
 ])  # fmt: skip
 def test_lazy_names_keep_their_public_names(expr, name):
     # A fresh process: the first lookup imports the lazy names and registers them in order.
@@ -70,5 +73,6 @@ def test_lazy_names_are_listed_and_resolve():
             assert name in dir(module)
             assert getattr(module, name) is not None
     assert tf.math.special.bessel_j0 is not None and tf.random.experimental.Generator is not None
+    assert tf.nn.experimental.stateless_dropout is not None
     with pytest.raises(AttributeError, match="no attribute 'nonexistent_op'"):
         tf.nn.nonexistent_op  # noqa: B018

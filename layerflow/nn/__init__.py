@@ -52,20 +52,7 @@ from layerflow._src.ops.ordering_ops import approx_max_k, approx_min_k, top_k
 from layerflow._src.ops.segment_ops import in_top_k
 
 # isort: split
-# --- convolution family, space-to-batch, pooling (h-tfnn) ---
-from layerflow._src.ops.candidate_sampling_ops import (
-    all_candidate_sampler,
-    compute_accidental_hits,
-    fixed_unigram_candidate_sampler,
-    learned_unigram_candidate_sampler,
-    nce_loss,
-    sampled_softmax_loss,
-)
-from layerflow._src.ops.nn_extra_ops import (
-    batch_norm_with_global_normalization,
-    isotonic_regression,
-)
-from layerflow.nn import experimental
+# --- convolution family, space-to-batch, pooling (h-tfnn): in _LAZY_NAMES (first use) ---
 
 # The Keras 2 cell wrappers live in keras (imported on first use, to keep `import layerflow` fast).
 _KERAS_CELL_WRAPPERS = {
@@ -75,7 +62,13 @@ _KERAS_CELL_WRAPPERS = {
 }
 
 
-def _keras_cell_wrapper(name: str):  # noqa: ANN202 - a class
+def _keras_cell_wrapper(name: str):  # noqa: ANN202 - a class (or the experimental module)
+    if name == "experimental":
+        import importlib
+
+        module = importlib.import_module("layerflow.nn.experimental")
+        globals()[name] = module
+        return module
     target = _KERAS_CELL_WRAPPERS.get(name)
     if target is None:
         raise AttributeError(f"module 'layerflow.nn' has no attribute {name!r}")
@@ -89,6 +82,19 @@ def _keras_cell_wrapper(name: str):  # noqa: ANN202 - a class
 # Imported on first use, to keep `import layerflow` fast (the op-name registry resolves them
 # at its first lookup: layerflow/__init__.py).
 _LAZY_NAMES = {
+    **dict.fromkeys(
+        [
+            "all_candidate_sampler",
+            "compute_accidental_hits",
+            "fixed_unigram_candidate_sampler",
+            "learned_unigram_candidate_sampler",
+            "nce_loss",
+            "sampled_softmax_loss",
+        ],
+        "layerflow._src.ops.candidate_sampling_ops",
+    ),
+    "batch_norm_with_global_normalization": "layerflow._src.ops.nn_extra_ops",
+    "isotonic_regression": "layerflow._src.ops.nn_extra_ops",
     "avg_pool3d": "layerflow._src.ops.conv3d_ops",
     "conv3d": "layerflow._src.ops.conv3d_ops",
     "conv3d_transpose": "layerflow._src.ops.conv3d_ops",
@@ -123,4 +129,4 @@ __getattr__ = _lazy.lazy_getattr("layerflow.nn", _LAZY_NAMES, globals(), _keras_
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_NAMES) | set(_KERAS_CELL_WRAPPERS))
+    return sorted(set(globals()) | set(_LAZY_NAMES) | set(_KERAS_CELL_WRAPPERS) | {"experimental"})

@@ -24,14 +24,7 @@ from layerflow._src.ops.stateless_random_ops import (
 )
 
 # isort: split
-# --- candidate samplers (h-tfnn) ---
-from layerflow._src.ops.candidate_sampling_ops import (
-    all_candidate_sampler,
-    fixed_unigram_candidate_sampler,
-    learned_unigram_candidate_sampler,
-    log_uniform_candidate_sampler,
-    uniform_candidate_sampler,
-)
+# --- candidate samplers (h-tfnn): in _LAZY_NAMES (imported on first use) ---
 
 
 def _experimental(name: str):  # noqa: ANN202 - the submodule
@@ -46,10 +39,19 @@ def _experimental(name: str):  # noqa: ANN202 - the submodule
 
 # Imported on first use, to keep `import layerflow` fast (the op-name registry resolves them
 # at its first lookup: autodiff/dispatch.py), as is `experimental`.
-_LAZY_NAMES = dict.fromkeys(
-    ["Algorithm", "Generator", "create_rng_state", "get_global_generator", "set_global_generator"],
-    "layerflow._src.ops.random_generator",
-)
+_LAZY_NAMES = {
+    **dict.fromkeys(
+        ["Algorithm", "Generator", "create_rng_state", "get_global_generator",
+         "set_global_generator"],
+        "layerflow._src.ops.random_generator",
+    ),
+    **dict.fromkeys(
+        ["all_candidate_sampler", "fixed_unigram_candidate_sampler",
+         "learned_unigram_candidate_sampler", "log_uniform_candidate_sampler",
+         "uniform_candidate_sampler"],
+        "layerflow._src.ops.candidate_sampling_ops",
+    ),
+}  # fmt: skip
 __getattr__ = _lazy.lazy_getattr("layerflow.random", _LAZY_NAMES, globals(), _experimental)
 
 
