@@ -218,6 +218,8 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
     `(None, None)` when an input is symbolic (a KerasTensor): the caller hands the whole call
     to the registered handler instead (see `framework/convert.register_symbolic`).
     """
+    if _flags.general and _flags.autocast is not None and prim is not _autocast.prim:
+        values = autocast_values(values)
     if _flags.general and _flags.tracer is not None:
         return None, None  # a tf.function trace records every op call (see `_symbolic_call`)
     anchor = None
@@ -258,6 +260,9 @@ def _symbolic_call(wrapper: Any, args: tuple, kwargs: dict) -> Any:
     op's registered override (`framework/composite_dispatch.py`)."""
     if _composite.types[0] and _composite.has_composite(args, kwargs):
         return _composite.dispatch(wrapper, args, kwargs)
+    if _flags.autocast is not None and wrapper is not _autocast:
+        args = tuple(autocast_values(a) if isinstance(a, list) else a for a in args)
+        args = autocast_values(args)
     tracer = _flags.tracer
     if tracer is not None:
         return tracer.op_call(wrapper, args, kwargs)
@@ -490,3 +495,38 @@ def _(dy: Any, out: Any, a: Any, b: Any) -> Any:
 
 
 _tape._sum_grads = _accumulate_grad
+
+
+# --- mixed precision: variables read in a layer's compute dtype ------------------------------
+# A Keras layer with a mixed policy (`mixed_float16`) keeps float32 variables marked
+# `_lf_autocast` and calls its `call` with `backend.flags.autocast` set to its compute dtype:
+# every op that takes such a variable then takes it through this cast (recorded like any op,
+# so the gradient reaching the variable is float32), as tf_keras's AutoCastVariable reads.
+@op("cast", 1, may_alias=True)
+def _autocast(xp: Any, x: Any, dtype: Any) -> Any:
+    return x.astype(dtype, copy=False)
+
+
+@_autocast.grad
+def _(dy: Any, out: Any, x: Any, dtype: Any) -> Any:
+    return _autocast(dy, x._data.dtype)
+
+
+def autocast_values(values: Any) -> Any:
+    """`values` with each autocast variable read in the current autocast dtype (a list, or
+    the same sequence when nothing is cast)."""
+    target = _flags.autocast
+    out = None
+    for i, v in enumerate(values):
+        if (
+            isinstance(v, Variable)
+            and v.__dict__.get("_lf_autocast", False)
+            and v._data.dtype.kind == "f"
+            and v._data.dtype != target
+        ):
+            if out is None:
+                out = list(values)
+            out[i] = _autocast(v, target)
+    if out is None:
+        return values
+    return tuple(out) if isinstance(values, tuple) else out

@@ -311,6 +311,8 @@ def adapt(
     what: str = "fit",
 ) -> ArrayData | IterableData:
     """The right adapter for `x` (and `y`, `sample_weight`)."""
+    if getattr(x, "_lf_dataset_creator", False):  # utils.experimental.DatasetCreator
+        x = x.make_dataset(what, steps)
     if isinstance(x, Sequence) and y is None and sample_weight is None:
         return _sequence_data(x, steps, shuffle, class_weight)
     if _is_array_like(x):
