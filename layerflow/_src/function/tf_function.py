@@ -35,7 +35,6 @@ from layerflow._src.function import graph as _graph
 from layerflow._src.function import signature as _sig
 from layerflow._src.function.graph import Const, Graph, GraphTensor, Tracer
 from layerflow._src.function.plan import Plan
-from layerflow._src.ops.ragged.ragged_spec import RaggedTensorSpec
 from layerflow._src.utils import nest
 
 _log = logging.getLogger("layerflow")
@@ -245,6 +244,8 @@ class Function:
                     f"input_signature must be either a tuple or a list, got "
                     f"{type(input_signature).__name__}."
                 )
+            from layerflow._src.ops.ragged.ragged_spec import RaggedTensorSpec  # on first use
+
             for s in nest.flatten(list(input_signature)):
                 if not isinstance(s, TensorSpec | RaggedTensorSpec):
                     raise TypeError(

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from layerflow._src.autodiff.op import op, recording
+from layerflow._src import backend
+from layerflow._src.autodiff.op import autocast_values, op, recording
 from layerflow._src.backend import blas_threads
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import to_array
@@ -558,6 +559,8 @@ def _attr(value: Any, like: Any, dtype: Any, what: str, shape: tuple) -> Any:
 def _prepare(xw: Any, tensors: dict[str, Any], gates: int, mask: Any, recurrent_masks: Any,
              seq: Seq, opname: str) -> tuple[list[Any], Extras]:  # fmt: skip
     """The op's tensor inputs (`tensors`, then the masks present) and its `extras`."""
+    if backend.flags.autocast is not None:  # a mixed-precision layer reads its float32 kernels
+        tensors = dict(zip(tensors, autocast_values(list(tensors.values()))))
     h0, u = tensors["h0"], tensors["recurrent_kernel"]
     for name, t in (("xw", xw), *tensors.items()):
         # (a symbolic tensor of a tf.function trace has its spec as `_data`)
