@@ -26,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import PEERS, ROOT, peak_rss_mib  # noqa: E402
+from _common import CPU, PEERS, ROOT, peak_rss_mib  # noqa: E402
 
 # Layer specs: ("conv", filters, kernel, stride, padding) (+ relu), ("pool", kernel, stride,
 # padding), ("gap",), ("flatten",), ("dense", units, relu), ("dropout",); graph blocks:
@@ -180,9 +180,10 @@ def _keras_step(tf, model_name: str, batch: int, steps: int, compiled: bool) -> 
         step = tf.function(step)
     times = []
     for _ in range(steps):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         float(step(x, y))
         times.append(time.perf_counter() - t)
+        CPU.append(time.process_time() - c)
     return times
 
 
@@ -284,13 +285,14 @@ def _torch_step(model_name: str, batch: int, steps: int) -> list:
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     times = []
     for _ in range(steps):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         opt.zero_grad()
         loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         float(loss)
         times.append(time.perf_counter() - t)
+        CPU.append(time.process_time() - c)
     return times
 
 
@@ -305,7 +307,8 @@ def worker(name: str, model_name: str, batch: int, steps: int) -> None:
         times = _keras_step(tf, model_name, batch, steps, compiled=True)
     else:
         times = _torch_step(model_name, batch, steps)
-    print("RESULT " + json.dumps({"times": times, "rss": peak_rss_mib()}))
+    print("RESULT " + json.dumps({"times": times, "cpu": CPU, "rss": peak_rss_mib(),
+                                  "load": os.getloadavg()[0]}))  # fmt: skip
 
 
 WORKERS = [("layerflow", "self"), ("keras-tf", "peers"), ("pytorch", "peers")]
@@ -328,13 +331,13 @@ def main() -> None:
            if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}  # fmt: skip
     env["PYTHONPATH"] = str(ROOT)
     print(f"{'model':<10}{'framework':<12}{'batch':>6}{'median s/step':>15}{'ratio':>8}"
-          f"{'peak RSS MiB':>14}")  # fmt: skip
+          f"{'CPU s/step':>12}{'ratio':>8}{'peak RSS MiB':>14}{'load':>6}")  # fmt: skip
     workers = list(WORKERS)
     if args.baseline:
         workers.insert(1, ("layerflow-0", "self"))
     for model in args.models.split(","):
         batch = 64 if model == "vgg-step" else args.batch
-        base = None
+        base = cbase = None
         for name, python in workers:
             if args.only and name not in args.only.split(","):
                 continue
@@ -357,10 +360,17 @@ def main() -> None:
                 continue
             r = json.loads(lines[-1][len("RESULT ") :])
             med = statistics.median(r["times"][1:] or r["times"])
-            base = base or med
-            print(f"{model:<10}{name:<12}{batch:>6}{med:>15.3f}{med / base:>8.2f}"
-                  f"{r['rss']:>14.0f}", flush=True)  # fmt: skip
-    print("(ratio = median s/step / layerflow's, same run; TF runs its step as a tf.function)")
+            cpu = statistics.median(r["cpu"][1:] or r["cpu"])
+            base, cbase = base or (med, cpu), cbase or cpu
+            print(f"{model:<10}{name:<12}{batch:>6}{med:>15.3f}{med / base[0]:>8.2f}"
+                  f"{cpu:>12.3f}{cpu / cbase:>8.2f}{r['rss']:>14.0f}{r['load']:>6.1f}",
+                  flush=True)  # fmt: skip
+    print(
+        "(ratio = median s/step / layerflow's, same run; TF runs its step as a tf.function;\n"
+        " CPU = the process's CPU seconds per step, all threads, spinning ones included; load =\n"
+        " the 1-minute load average at the worker's end: above the core count, wall times\n"
+        " measure the scheduler's share as much as the code)"
+    )
 
 
 if __name__ == "__main__":

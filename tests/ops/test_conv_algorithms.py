@@ -183,3 +183,37 @@ def test_shifted_frames_compute_no_input_gradient_for_the_data_batch(monkeypatch
         y = tf.reduce_sum(tf.nn.conv2d(h, w2, 1, "SAME"))
     tape.gradient(y, [w1, w2])
     assert sorted(asked) == [((2, 8, 8, 1), False, True), ((2, 8, 8, 4), True, True)]
+
+
+@pytest.mark.parametrize("ws,groups", [((1, 1, 4, 6), 1), ((1, 1, 2, 6), 2), ((3, 3, 4, 6), 1)])
+@pytest.mark.parametrize("relu", [False, True])
+def test_backward_reads_a_channels_first_dy_in_place(monkeypatch, ws, groups, relu):
+    """A conv whose dy comes from the next conv's input gradient (channels-first, as conv
+    outputs are): read in place when no relu mask applies; a pointwise conv writes its input
+    gradient by the GEMM straight into dx. Strided im2col here (FLAT_WASTE 0), both layers."""
+    monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+    xs = (2, 5, 6, 4)
+    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[-1])
+    w2 = rng.standard_normal((1, 1, 6, 3))
+    seen = []
+    real = conv_kernels.conv_backward
+
+    def spy(xp, x, w, dy, cv, **kw):
+        seen.append((cv.pointwise, np.moveaxis(dy, -1, 0).flags.c_contiguous))
+        return real(xp, x, w, dy, cv, **kw)
+
+    monkeypatch.setattr(conv_kernels, "conv_backward", spy)
+    act = "relu" if relu else None
+
+    def net(a, k, c):
+        h = fused_conv2d(a, k, c, 1, "SAME", groups=groups, activation=act)
+        return tf.nn.conv2d(h, tf.constant(w2, dtype=a.dtype), 1, "VALID")
+
+    def ref(a, k, c):
+        h = _ref(a, k, groups, "SAME", (1, 1)) + c
+        h = np.maximum(h, 0) if relu else h
+        return np.einsum("nhwc,cm->nhwm", h, w2[0, 0])
+
+    check_op(net, [x, w, b], ref, grad_rtol=1e-4, dtypes=("float64",))
+    # The first layer's gradient got a channels-first dy from the second one.
+    assert (ws[0] == 1, True) in seen

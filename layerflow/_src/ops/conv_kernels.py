@@ -345,21 +345,34 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     dyt = dy.transpose(3, 0, 1, 2)  # (M, N, OH, OW) view
     w3 = _filter_groups(xp, w, cv) if need_x else None  # (g, K, Mg)
     x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w) if need_w else None
-    dx5 = xp.zeros((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype) if need_x else None
+    # A pointwise convolution's chunks are whole images: its input gradient is written by the
+    # GEMM straight into dx (no zeroed array, no patch-gradient buffer, no add).
+    whole = all(r0 == 0 and r1 == oh for _, _, r0, r1 in cv.plan)
+    direct = cv.pointwise and whole
+    dx5 = None
+    if need_x:
+        dx5 = xp.empty if direct else xp.zeros
+        dx5 = dx5((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype)
     dw = xp.zeros((g, k, mg), dtype=dy.dtype) if need_w else None
     db = xp.zeros((g, mg), dtype=dy.dtype) if need_b else None
     most = max(cv.cols_of(c) for c in cv.plan)
-    dz_buf = xp.empty(cv.m * most, dtype=dy.dtype)
+    # dy read in place when it is channels-first already and no relu mask applies.
+    in_place = mask is None and whole and dyt.flags.c_contiguous
+    dz_buf = None if in_place else xp.empty(cv.m * most, dtype=dy.dtype)
     cols_buf = None if cv.pointwise or not need_w or cols is not None else xp.empty(
         _buf_size(cv), dtype=dy.dtype)  # fmt: skip
-    dcols_buf = xp.empty(g * k * most, dtype=dy.dtype) if need_x else None
+    dcols_buf = xp.empty(g * k * most, dtype=dy.dtype) if need_x and not direct else None
     for i, chunk in enumerate(cv.plan):
         n0, n1, r0, r1 = chunk
         p = cv.cols_of(chunk)
-        dz = dz_buf[: cv.m * p].reshape(cv.m, n1 - n0, r1 - r0, ow)
-        dz[...] = dyt[:, n0:n1, r0:r1, :]
-        if mask is not None:
-            dz *= _chunk_mask(xp, mask, i, cv, chunk)
+        if in_place:
+            dz = dyt[:, n0:n1]
+        else:
+            dz = dz_buf[: cv.m * p].reshape(cv.m, n1 - n0, r1 - r0, ow)
+            if mask is not None:
+                xp.multiply(dyt[:, n0:n1, r0:r1, :], _chunk_mask(xp, mask, i, cv, chunk), out=dz)
+            else:
+                dz[...] = dyt[:, n0:n1, r0:r1, :]
         dz3 = dz.reshape(g, mg, p)
         if need_b:
             db += dz3.sum(axis=2)
@@ -368,8 +381,11 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
             blas_threads.gemm(g * k, mg, p)
             dw += xp.matmul(pc, dz3.transpose(0, 2, 1))
         if need_x:
-            dcols = dcols_buf[: g * k * p].reshape(g, k, p)
             blas_threads.gemm(g * k, p, mg)
+            if direct:
+                xp.matmul(w3, dz3, out=dx5[:, :, n0:n1].reshape(g, cv.cg, p))
+                continue
+            dcols = dcols_buf[: g * k * p].reshape(g, k, p)
             xp.matmul(w3, dz3, out=dcols)
             col2im(xp, dcols, x_shape, cv, chunk, dx5)
     dx = None
