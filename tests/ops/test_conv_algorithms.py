@@ -5,9 +5,9 @@ reference: values, finite-difference gradients of input, filter and bias, fused 
 - shifted frames (`flat`): stride 1, each tap's patch rows one contiguous slice of the padded
   frames, the input gradient added back the same way (no col2im loop).
 
-`FLAT_WASTE` forces the choice: 0 never takes the shifted frames, a large value always does
-for stride 1; a small `CHUNK_BYTES` or `BUDGET_BYTES` cuts the work into several images per
-chunk or bands of rows, with a shorter last chunk."""
+`FLAT_WASTE` forces the choice: 0 never takes the shifted frames, a large value (with
+`FLAT_EXTRA`) always does for stride 1; a small `CHUNK_BYTES` or `BUDGET_BYTES` cuts the work
+into several images per chunk or bands of rows, with a shorter last chunk."""
 
 import numpy as np
 import pytest
@@ -49,6 +49,7 @@ def algorithm(request, monkeypatch):
         monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
     else:
         monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 1e9)
+        monkeypatch.setattr(conv_kernels, "FLAT_EXTRA", 1e9)
     if request.param == "flat-images":  # two images per chunk: a shorter last chunk
         monkeypatch.setattr(conv_kernels, "CHUNK_BYTES", 1)
         monkeypatch.setattr(conv_kernels, "flat_chunks", _two_images(conv_kernels.flat_chunks))
@@ -127,6 +128,10 @@ def test_the_choice_per_shape():
     assert _cv((8, 56, 56, 64), (3, 3, 64, 64), 1, "SAME", (1, 1)).flat  # VGG-style
     assert not _cv((8, 14, 14, 6), (9, 9, 6, 16), 1, "VALID", (1, 1)).flat  # 196 vs 36 pixels
     assert not _cv((8, 8, 8, 4), (1, 1, 4, 8), 1, "VALID", (1, 1)).flat  # pointwise GEMM
+    # Many filters on a small image: the frame's wasted GEMM work outweighs im2col's copies.
+    assert _cv((16, 24, 24, 64), (3, 3, 64, 64), 1, "SAME", (1, 1)).flat  # ResNet stage 1
+    assert not _cv((16, 12, 12, 128), (3, 3, 128, 128), 1, "SAME", (1, 1)).flat  # stage 2
+    assert _cv((16, 12, 12, 128), (3, 3, 128, 128), 8, "SAME", (1, 1)).flat  # 16 per group
     geo = conv_kernels.geometry((28, 28), (5, 5), (2, 2), (1, 1), "SAME", "conv2d")
     assert not conv_kernels.Conv((8, 28, 28, 1), (5, 5, 1, 6), (*geo, (2, 2), (1, 1)), 1).flat
 

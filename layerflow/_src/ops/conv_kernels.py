@@ -17,12 +17,13 @@ patches @ dz^T, the input gradient scatters W @ dz back tap by tap (col2im), the
 sums dz; nothing proportional to N * OH * OW * KH * KW is ever allocated.
 
 Choice per shape. Stride-1 convolutions whose padded frame is at most FLAT_WASTE times their
-output (LeNet's, VGG's and ResNet's 3x3 and 5x5 layers) run by shifted frames instead (see the
-section at the end): each tap's patch rows are one contiguous slice of the padded images, and
-the input gradient is added back the same way, with no per-row col2im loop; measured on LeNet's
-first layer, forward and backward take 5.9 ms of CPU against 7.5 ms by im2col, and 66 ms
-against 79 ms on a VGG-style 3x3 layer of 64 channels (`bench/lenet_epoch.py` prints the
-floor). Strided convolutions and frames much larger than the output keep im2col.
+output and whose wasted GEMM work is small beside the patch copies it saves (FLAT_EXTRA: LeNet's
+layers, VGG's and ResNet's first 3x3 stages; not the many-filter layers on small images) run by
+shifted frames instead (see the section at the end): each tap's patch rows are one contiguous
+slice of the padded images, and the input gradient is added back the same way, with no
+per-row col2im loop; measured on LeNet's first layer, forward and backward take 5.9 ms of CPU
+against 7.5 ms by im2col, and 66 ms against 79 ms on a VGG-style 3x3 layer of 64 channels
+(`bench/lenet_epoch.py` prints the floor). Strided convolutions and frames much larger than the output keep im2col.
 
 Budget. `BUDGET_BYTES` bounds the temporary buffers of one call (patches, patch gradients, the
 chunk's dz). A single output row whose patches exceed it is still processed (the chunk cannot
@@ -46,6 +47,13 @@ BUDGET_BYTES = 64 << 20
 # Python-level steps, small enough that a chunk's patches are still in cache for the GEMM.
 FLAT_WASTE = 2.0
 CHUNK_BYTES = 4 << 20
+# ... and whose wasted GEMM work, (waste - 1) * filters per group multiply-adds per output pixel
+# and patch row, stays below this: im2col's gather and col2im cost about as much as that many
+# multiply-adds. Measured on one thread, forward + backward, batch 16: shifted frames win at
+# (waste - 1) * M = 3..11 (48x48x16 -> 32: 17 vs 22 ms; 24x24x64 -> 64: 30 vs 51 ms), im2col
+# from 46 up (12x12x128 -> 128: 25 vs 32 ms; 6x6x256 -> 256: 23 vs 39 ms; AlexNet's 5x5 layer
+# at 81: 450 vs 520 ms).
+FLAT_EXTRA = 24.0
 
 # --- geometry -------------------------------------------------------------------------------------
 
@@ -187,8 +195,9 @@ class Conv:
         (oh, ow), ((t, b), (left, r)), strides, _ = geo
         k = self.kh * self.kw * self.c
         self.hp, self.wp = self.h + t + b, self.w + left + r  # the padded frame
-        self.flat = (not self.pointwise and strides == (1, 1)
-                     and self.hp * self.wp <= FLAT_WASTE * oh * ow)  # fmt: skip
+        waste = self.hp * self.wp / max(1, oh * ow)  # frame pixels per output pixel
+        self.flat = (not self.pointwise and strides == (1, 1) and waste <= FLAT_WASTE
+                     and (waste - 1) * (self.m // groups) <= FLAT_EXTRA)  # fmt: skip
         if self.flat:
             # Per frame pixel: patches, patch gradients (K each), dz and output (M each).
             self.per_pixel = 8 * (2 * k + 2 * self.m)
