@@ -23,7 +23,8 @@ shifted frames instead (see the section at the end): each tap's patch rows are o
 slice of the padded images, and the input gradient is added back the same way, with no
 per-row col2im loop; measured on LeNet's first layer, forward and backward take 5.9 ms of CPU
 against 7.5 ms by im2col, and 66 ms against 79 ms on a VGG-style 3x3 layer of 64 channels
-(`bench/lenet_epoch.py` prints the floor). Strided convolutions and frames much larger than the output keep im2col.
+(`bench/lenet_epoch.py` prints the floor). Strided convolutions and frames much larger than
+the output keep im2col.
 
 Budget. `BUDGET_BYTES` bounds the temporary buffers of one call (patches, patch gradients, the
 chunk's dz). A single output row whose patches exceed it is still processed (the chunk cannot
