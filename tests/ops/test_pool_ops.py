@@ -106,3 +106,22 @@ def test_windows_of_more_than_255_taps_number_them_in_uint16():
     np.testing.assert_array_equal(y.numpy(), y_ref)
     g = tape.gradient(y, xt, output_gradients=tf.constant(dy))
     np.testing.assert_array_equal(g.numpy(), dx_ref)
+
+
+def test_cache_blocks_of_images_and_of_channels_give_the_same_pool(monkeypatch):
+    # Tiny blocks: one image per block for a C-contiguous x, one channel per block for a
+    # channels-first x, with ties (zeros) spanning blocks.
+    monkeypatch.setattr(pool_ops, "POOL_BLOCK_BYTES", 1)
+    x = np.maximum(rng.standard_normal((3, 7, 7, 4)), 0.0)
+    dy = rng.standard_normal((3, 3, 3, 4))
+    y_ref, dx_ref = _max_pool_ref(x, 3, 2, dy)
+    for xa, cut in ((x, "images"), (_channels_first_view(x), "channels")):
+        blocks = pool_ops._cache_blocks(xa, 27, 8)
+        assert len(blocks) == (3 if cut == "images" else 4)
+        geo = pool_ops._pool_geo(xa.shape, (3, 3), (2, 2), "VALID", "max_pool")
+        y, arg = pool_ops._max_and_arg(np, xa, (3, 3), geo, True)
+        np.testing.assert_array_equal(y, y_ref)
+        dx = pool_ops._max_pool_grad.prim.forward(np, dy, xa, (3, 3), (2, 2), "VALID", arg)
+        np.testing.assert_allclose(dx, dx_ref, rtol=1e-12)
+        sel = pool_ops._max_pool_select.prim.forward(np, xa, xa, (3, 3), (2, 2), "VALID", arg)
+        np.testing.assert_array_equal(sel, y_ref)
