@@ -294,7 +294,7 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
     (oh, ow) = cv.geo[0]
     g, mg = cv.g, cv.m // cv.g
     x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w)
-    wt = xp.ascontiguousarray(_filter_groups(xp, w, cv).transpose(0, 2, 1))  # (g, Mg, K)
+    wt = _filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
     y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
     b = None if bias is None else bias.reshape(g, mg, 1)
     buf = None if cv.pointwise else xp.empty(_buf_size(cv), dtype=x.dtype)
@@ -489,7 +489,7 @@ def flat_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any, relu: bool,
     g, mg = cv.g, cv.m // cv.g
     f, tail, offs = _flat_geometry(cv)
     x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w)
-    wt = xp.ascontiguousarray(_filter_groups(xp, w, cv).transpose(0, 2, 1))  # (g, Mg, K)
+    wt = _filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
     y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
     b = None if bias is None else bias.reshape(g, mg, 1, 1, 1)
     span = _max_span(cv)
