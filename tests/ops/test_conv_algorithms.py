@@ -222,3 +222,32 @@ def test_backward_reads_a_channels_first_dy_in_place(monkeypatch, ws, groups, re
     check_op(net, [x, w, b], ref, grad_rtol=1e-4, dtypes=("float64",))
     # The first layer's gradient got a channels-first dy from the second one.
     assert (ws[0] == 1, True) in seen
+
+
+@pytest.mark.parametrize("strides", [1, 2])
+def test_im2col_zeroes_the_padding_once_for_chunks_of_the_same_shape(monkeypatch, strides):
+    """Chunks of one image each, then bands of rows: the padding's zeros written by the first
+    chunk serve the next ones of the same shape; a chunk of another shape writes its own."""
+    monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+    xs, ws = (4, 6, 5, 2), (3, 3, 2, 3)
+
+    def plan(n, oh, ow, per_pixel, budget=None):
+        return [(i, i + 1, 0, oh) for i in range(n - 1)] + [(n - 1, n, 0, 2), (n - 1, n, 2, oh)]
+
+    monkeypatch.setattr(conv_kernels, "chunks", plan)
+    zeros = []
+    real = conv_kernels.im2col
+
+    def spy(*a):
+        zeros.append(a[5])
+        return real(*a)
+
+    monkeypatch.setattr(conv_kernels, "im2col", spy)
+    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[-1])
+
+    def ref(a, k, c):
+        return np.maximum(grouped_ref(a, k, 1, (strides,) * 2, "SAME", (1, 1)) + c, 0)
+
+    check_op(lambda a, k, c: fused_conv2d(a, k, c, strides, "SAME", activation="relu"),
+             [x, w, b], ref, grad_rtol=1e-4, dtypes=("float64",))  # fmt: skip
+    assert zeros[:5] == [True, False, False, True, True]  # the forward's five chunks

@@ -222,9 +222,11 @@ class Conv:
         return chunk[0] * oh * ow + chunk[2] * ow
 
 
-def im2col(xp: Any, x5: Any, cv: Conv, chunk: tuple, buf: Any) -> Any:
+def im2col(xp: Any, x5: Any, cv: Conv, chunk: tuple, buf: Any, zero: bool = True) -> Any:
     """The patches of `chunk`'s output pixels, (groups, KH*KW*Cg, pixels), gathered from the
-    channels-first input `x5` (groups, Cg, N, H, W) into `buf` with the padding clipped."""
+    channels-first input `x5` (groups, Cg, N, H, W) into `buf` with the padding clipped. With
+    `zero` False the padding's slots are left as they are: they hold zeros from the previous
+    chunk when it had the same shape (`same_borders`)."""
     n0, n1, r0, r1 = chunk
     g, cg, kh, kw = cv.g, cv.cg, cv.kh, cv.kw
     (_, ow), ((t, _), (left, _)), (sh, sw), (dh, dw) = cv.geo
@@ -237,13 +239,21 @@ def im2col(xp: Any, x5: Any, cv: Conv, chunk: tuple, buf: Any) -> Any:
         for j in range(kw):
             clo, chi = out_range(0, ow, j * dw, sw, left, cv.w)
             dst = cols[:, i, j]
-            _zero_border(dst, rlo - r0, rhi - r0, clo, chi)
+            if zero:
+                _zero_border(dst, rlo - r0, rhi - r0, clo, chi)
             if rlo < rhi and clo < chi:
                 rows = in_slice(rlo, rhi, i * dh, sh, t)
                 dst[..., rlo - r0 : rhi - r0, clo:chi] = x5[
                     :, :, n0:n1, rows, in_slice(clo, chi, j * dw, sw, left)
                 ]
     return cols.reshape(g, kh * kw * cg, -1)
+
+
+def same_borders(prev: tuple | None, chunk: tuple) -> bool:
+    """Whether `chunk`'s patches put the padding where `prev`'s did (same images count and
+    rows): its zeros are then still in the buffer."""
+    return prev is not None and (prev[1] - prev[0], prev[2], prev[3]) == (
+        chunk[1] - chunk[0], chunk[2], chunk[3])  # fmt: skip
 
 
 def _zero_border(dst: Any, rlo: int, rhi: int, clo: int, chi: int) -> None:
@@ -300,8 +310,10 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
     buf = None if cv.pointwise else xp.empty(_buf_size(cv), dtype=x.dtype)
     cols = None
     mask = [] if keep and relu else None
+    prev = None
     for chunk in cv.plan:
-        cols = im2col(xp, x5, cv, chunk, buf)
+        cols = im2col(xp, x5, cv, chunk, buf, not same_borders(prev, chunk))
+        prev = chunk
         c0 = cv.col0(chunk)
         out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
         blas_threads.gemm(cv.m, out.shape[2], cv.k)
@@ -372,6 +384,7 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     cols_buf = None if cv.pointwise or not need_w or cols is not None else xp.empty(
         _buf_size(cv), dtype=dy.dtype)  # fmt: skip
     dcols_buf = xp.empty(g * k * most, dtype=dy.dtype) if need_x and not direct else None
+    prev = None  # the chunk whose patches cols_buf holds
     for i, chunk in enumerate(cv.plan):
         n0, n1, r0, r1 = chunk
         p = cv.cols_of(chunk)
@@ -387,7 +400,10 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
         if need_b:
             db += dz3.sum(axis=2)
         if need_w:
-            pc = cols if cols is not None else im2col(xp, x5, cv, chunk, cols_buf)
+            pc = cols
+            if pc is None:
+                pc = im2col(xp, x5, cv, chunk, cols_buf, not same_borders(prev, chunk))
+                prev = chunk
             blas_threads.gemm(g * k, mg, p)
             dw += xp.matmul(pc, dz3.transpose(0, 2, 1))
         if need_x:
