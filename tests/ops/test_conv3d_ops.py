@@ -90,3 +90,26 @@ def test_pool3d_channels_first_and_rank_error():
                                                                "avg"), rtol=1e-6)  # fmt: skip
     with pytest.raises(tf.errors.InvalidArgumentError, match="rank-5"):
         tf.nn.max_pool3d(np.ones((1, 4, 4, 3)), 2, 2, "VALID")
+
+
+def _grouped_ref(a, b, groups, s, padding, d=None):
+    """Grouped conv3d: each group of input channels with its block of filters, concatenated."""
+    cg, og = b.shape[3], b.shape[4] // groups
+    return np.concatenate([conv_ref(a[..., g * cg : (g + 1) * cg], b[..., g * og : (g + 1) * og],
+                                    s, padding, d) for g in range(groups)], axis=-1)  # fmt: skip
+
+
+@pytest.mark.parametrize("xs,ws,groups,s,padding,d", [
+    ((2, 5, 4, 4, 4), (3, 2, 2, 2, 6), 2, (1, 1, 1), "SAME", None),
+    ((1, 7, 5, 4, 3), (3, 3, 2, 1, 3), 3, (2, 1, 1), "VALID", (2, 1, 1)),
+])  # fmt: skip
+def test_grouped_conv3d_is_one_stacked_2d_convolution(xs, ws, groups, s, padding, d):
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    check_op(lambda a, b: tf.nn.conv3d(a, b, [1, *s, 1], padding, dilations=d), [x, w],
+             lambda a, b: _grouped_ref(a, b, groups, s, padding, d), grad_rtol=1e-4)  # fmt: skip
+    # The depth taps are stacked along the channels: one 2-D convolution, not one per tap.
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        tf.nn.conv3d(xt, w, [1, *s, 1], padding, dilations=d)
+    assert [node[0].name for node in tape._nodes].count("conv2d") == 1

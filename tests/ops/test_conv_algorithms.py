@@ -5,9 +5,9 @@ reference: values, finite-difference gradients of input, filter and bias, fused 
 - shifted frames (`flat`): stride 1, each tap's patch rows one contiguous slice of the padded
   frames, the input gradient added back the same way (no col2im loop).
 
-`FLAT_WASTE` forces the choice: 0 never takes the shifted frames, a large value always does
-for stride 1; a small `CHUNK_BYTES` or `BUDGET_BYTES` cuts the work into several images per
-chunk or bands of rows, with a shorter last chunk."""
+`FLAT_WASTE` forces the choice: 0 never takes the shifted frames, a large value (with
+`FLAT_EXTRA`) always does for stride 1; a small `CHUNK_BYTES` or `BUDGET_BYTES` cuts the work
+into several images per chunk or bands of rows, with a shorter last chunk."""
 
 import numpy as np
 import pytest
@@ -49,6 +49,7 @@ def algorithm(request, monkeypatch):
         monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
     else:
         monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 1e9)
+        monkeypatch.setattr(conv_kernels, "FLAT_EXTRA", 1e9)
     if request.param == "flat-images":  # two images per chunk: a shorter last chunk
         monkeypatch.setattr(conv_kernels, "CHUNK_BYTES", 1)
         monkeypatch.setattr(conv_kernels, "flat_chunks", _two_images(conv_kernels.flat_chunks))
@@ -127,6 +128,10 @@ def test_the_choice_per_shape():
     assert _cv((8, 56, 56, 64), (3, 3, 64, 64), 1, "SAME", (1, 1)).flat  # VGG-style
     assert not _cv((8, 14, 14, 6), (9, 9, 6, 16), 1, "VALID", (1, 1)).flat  # 196 vs 36 pixels
     assert not _cv((8, 8, 8, 4), (1, 1, 4, 8), 1, "VALID", (1, 1)).flat  # pointwise GEMM
+    # Many filters on a small image: the frame's wasted GEMM work outweighs im2col's copies.
+    assert _cv((16, 24, 24, 64), (3, 3, 64, 64), 1, "SAME", (1, 1)).flat  # ResNet stage 1
+    assert not _cv((16, 12, 12, 128), (3, 3, 128, 128), 1, "SAME", (1, 1)).flat  # stage 2
+    assert _cv((16, 12, 12, 128), (3, 3, 128, 128), 8, "SAME", (1, 1)).flat  # 16 per group
     geo = conv_kernels.geometry((28, 28), (5, 5), (2, 2), (1, 1), "SAME", "conv2d")
     assert not conv_kernels.Conv((8, 28, 28, 1), (5, 5, 1, 6), (*geo, (2, 2), (1, 1)), 1).flat
 
@@ -183,3 +188,66 @@ def test_shifted_frames_compute_no_input_gradient_for_the_data_batch(monkeypatch
         y = tf.reduce_sum(tf.nn.conv2d(h, w2, 1, "SAME"))
     tape.gradient(y, [w1, w2])
     assert sorted(asked) == [((2, 8, 8, 1), False, True), ((2, 8, 8, 4), True, True)]
+
+
+@pytest.mark.parametrize("ws,groups", [((1, 1, 4, 6), 1), ((1, 1, 2, 6), 2), ((3, 3, 4, 6), 1)])
+@pytest.mark.parametrize("relu", [False, True])
+def test_backward_reads_a_channels_first_dy_in_place(monkeypatch, ws, groups, relu):
+    """A conv whose dy comes from the next conv's input gradient (channels-first, as conv
+    outputs are): read in place when no relu mask applies; a pointwise conv writes its input
+    gradient by the GEMM straight into dx. Strided im2col here (FLAT_WASTE 0), both layers."""
+    monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+    xs = (2, 5, 6, 4)
+    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[-1])
+    w2 = rng.standard_normal((1, 1, 6, 3))
+    seen = []
+    real = conv_kernels.conv_backward
+
+    def spy(xp, x, w, dy, cv, **kw):
+        seen.append((cv.pointwise, np.moveaxis(dy, -1, 0).flags.c_contiguous))
+        return real(xp, x, w, dy, cv, **kw)
+
+    monkeypatch.setattr(conv_kernels, "conv_backward", spy)
+    act = "relu" if relu else None
+
+    def net(a, k, c):
+        h = fused_conv2d(a, k, c, 1, "SAME", groups=groups, activation=act)
+        return tf.nn.conv2d(h, tf.constant(w2, dtype=a.dtype), 1, "VALID")
+
+    def ref(a, k, c):
+        h = _ref(a, k, groups, "SAME", (1, 1)) + c
+        h = np.maximum(h, 0) if relu else h
+        return np.einsum("nhwc,cm->nhwm", h, w2[0, 0])
+
+    check_op(net, [x, w, b], ref, grad_rtol=1e-4, dtypes=("float64",))
+    # The first layer's gradient got a channels-first dy from the second one.
+    assert (ws[0] == 1, True) in seen
+
+
+@pytest.mark.parametrize("strides", [1, 2])
+def test_im2col_zeroes_the_padding_once_for_chunks_of_the_same_shape(monkeypatch, strides):
+    """Chunks of one image each, then bands of rows: the padding's zeros written by the first
+    chunk serve the next ones of the same shape; a chunk of another shape writes its own."""
+    monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+    xs, ws = (4, 6, 5, 2), (3, 3, 2, 3)
+
+    def plan(n, oh, ow, per_pixel, budget=None):
+        return [(i, i + 1, 0, oh) for i in range(n - 1)] + [(n - 1, n, 0, 2), (n - 1, n, 2, oh)]
+
+    monkeypatch.setattr(conv_kernels, "chunks", plan)
+    zeros = []
+    real = conv_kernels.im2col
+
+    def spy(*a):
+        zeros.append(a[5])
+        return real(*a)
+
+    monkeypatch.setattr(conv_kernels, "im2col", spy)
+    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[-1])
+
+    def ref(a, k, c):
+        return np.maximum(grouped_ref(a, k, 1, (strides,) * 2, "SAME", (1, 1)) + c, 0)
+
+    check_op(lambda a, k, c: fused_conv2d(a, k, c, strides, "SAME", activation="relu"),
+             [x, w, b], ref, grad_rtol=1e-4, dtypes=("float64",))  # fmt: skip
+    assert zeros[:5] == [True, False, False, True, True]  # the forward's five chunks

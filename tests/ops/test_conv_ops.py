@@ -162,10 +162,10 @@ def test_forward_patches_are_reused_then_released(monkeypatch):
     calls, built = [], []
     real = conv_kernels.im2col
 
-    def spy(*a):
-        cols = real(*a)
+    def spy(*a, **kw):
+        cols = real(*a, **kw)
         calls.append(1)
-        built.append(weakref.ref(a[-1]))  # the buffer the patches live in
+        built.append(weakref.ref(a[4]))  # the buffer the patches live in
         return cols
 
     monkeypatch.setattr(conv_kernels, "im2col", spy)

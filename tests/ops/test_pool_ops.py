@@ -60,3 +60,68 @@ def test_second_derivatives_through_max_pooling():
     # Distinct values: no ties, so finite differences stay inside one piece.
     x = rng.permutation(2 * 5 * 6 * 2).reshape(2, 5, 6, 2) / 7.0
     check_second_derivative(lambda a: tf.nn.max_pool2d(a * a, 2, 2, "SAME"), x)
+
+
+def _max_pool_ref(x, k, s, dy):
+    """VALID max pool by loops, the gradient to each window's first maximum (row-major)."""
+    n, h, w, c = x.shape
+    oh, ow = (h - k) // s + 1, (w - k) // s + 1
+    y, dx = np.empty((n, oh, ow, c)), np.zeros_like(x)
+    for b, i, j, ch in np.ndindex(n, oh, ow, c):
+        win = x[b, i * s : i * s + k, j * s : j * s + k, ch]
+        r, q = np.unravel_index(np.argmax(win), win.shape)  # argmax: the first one
+        y[b, i, j, ch] = win[r, q]
+        dx[b, i * s + r, j * s + q, ch] += dy[b, i, j, ch]
+    return y, dx
+
+
+def _channels_first_view(a):
+    return np.moveaxis(np.ascontiguousarray(np.moveaxis(a, -1, 0)), 0, -1)
+
+
+def test_ties_and_layouts_match_the_reference():
+    # ReLU outputs: many windows of zeros, where the first tap takes the gradient. x laid out
+    # channels-first (as a conv output is) with dy C-contiguous, and the other way round.
+    x = np.maximum(rng.standard_normal((2, 9, 9, 3)), 0.0).astype(np.float32)
+    x[0, :4, :4, :] = 0.0
+    dy = rng.standard_normal((2, 4, 4, 3)).astype(np.float32)
+    y_ref, dx_ref = _max_pool_ref(x, 3, 2, dy)
+    for xa, dya in ((_channels_first_view(x), dy), (x, _channels_first_view(dy))):
+        geo = pool_ops._pool_geo(xa.shape, (3, 3), (2, 2), "VALID", "max_pool")
+        y, arg = pool_ops._max_and_arg(np, xa, (3, 3), geo, True)
+        np.testing.assert_array_equal(y, y_ref)
+        dx = pool_ops._max_pool_grad.prim.forward(np, dya, xa, (3, 3), (2, 2), "VALID", arg)
+        np.testing.assert_allclose(dx, dx_ref, rtol=1e-6, atol=1e-6)
+
+
+def test_windows_of_more_than_255_taps_number_them_in_uint16():
+    x = np.zeros((1, 17, 17, 2))
+    x[0, 16, 15, 0] = 1.0  # tap 16 * 17 + 15 = 287 of the one window
+    dy = np.array([2.0, 3.0]).reshape(1, 1, 1, 2)
+    y_ref, dx_ref = _max_pool_ref(x, 17, 1, dy)
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        y = tf.nn.max_pool2d(xt, 17, 1, "VALID")
+    np.testing.assert_array_equal(y.numpy(), y_ref)
+    g = tape.gradient(y, xt, output_gradients=tf.constant(dy))
+    np.testing.assert_array_equal(g.numpy(), dx_ref)
+
+
+def test_cache_blocks_of_images_and_of_channels_give_the_same_pool(monkeypatch):
+    # Tiny blocks: one image per block for a C-contiguous x, one channel per block for a
+    # channels-first x, with ties (zeros) spanning blocks.
+    monkeypatch.setattr(pool_ops, "POOL_BLOCK_BYTES", 1)
+    x = np.maximum(rng.standard_normal((3, 7, 7, 4)), 0.0)
+    dy = rng.standard_normal((3, 3, 3, 4))
+    y_ref, dx_ref = _max_pool_ref(x, 3, 2, dy)
+    for xa, cut in ((x, "images"), (_channels_first_view(x), "channels")):
+        blocks = pool_ops._cache_blocks(xa, 27, 8)
+        assert len(blocks) == (3 if cut == "images" else 4)
+        geo = pool_ops._pool_geo(xa.shape, (3, 3), (2, 2), "VALID", "max_pool")
+        y, arg = pool_ops._max_and_arg(np, xa, (3, 3), geo, True)
+        np.testing.assert_array_equal(y, y_ref)
+        dx = pool_ops._max_pool_grad.prim.forward(np, dy, xa, (3, 3), (2, 2), "VALID", arg)
+        np.testing.assert_allclose(dx, dx_ref, rtol=1e-12)
+        sel = pool_ops._max_pool_select.prim.forward(np, xa, xa, (3, 3), (2, 2), "VALID", arg)
+        np.testing.assert_array_equal(sel, y_ref)

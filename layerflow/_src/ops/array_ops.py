@@ -386,6 +386,13 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  #
 
 @op("concat", list_input=True)
 def _concat(xp: Any, values: list[Any], axis: int) -> Any:
+    last = values[0].ndim - 1
+    if axis == last and last > 0 and all(v.transpose(last, *range(last)).flags.c_contiguous
+                                          for v in values):  # fmt: skip
+        # Channels-first arrays behind channels-last views (conv outputs): joined as they lie,
+        # block copies, and the result keeps that layout for the next convolution.
+        parts = [v.transpose(last, *range(last)) for v in values]
+        return xp.concatenate(parts, axis=0).transpose(*range(1, last + 1), 0)
     return xp.concatenate(values, axis=axis)
 
 

@@ -2,8 +2,9 @@
 
 A 3-D window is a stack of 2-D windows, one per depth tap. For tap `kd` the input planes it
 reads for output planes `0 .. OD-1` are one strided slice along the depth axis, so the 3-D op is
-the sum (convolution), maximum (max pooling) or count-weighted sum (average pooling) over the
-KD depth taps of one 2-D op each on `N * OD` images. The 2-D ops are the chunked im2col kernels
+one 2-D convolution of the taps stacked along the channels (see `_stacked_taps`), or the maximum
+(max pooling) or count-weighted sum (average pooling) over the KD depth taps of one 2-D op each
+on `N * OD` images. The 2-D ops are the chunked im2col kernels
 of `conv_ops`/`pool_ops` with their own gradients; slicing, padding and reshaping are
 differentiable, so every op here has first and second derivatives without new gradient code.
 The transposed convolution scatters each tap's `conv2d_transpose` back to its depth planes
@@ -72,6 +73,36 @@ def _depth_taps(x: Any, k: int, s: int, d: int, padding: str, fill: float, opnam
     return taps, od, (before, after)
 
 
+# conv3d as ONE 2-D convolution: the KD depth taps of every output plane are stacked along the
+# channels (group by group: channel (g, t, c) is channel c of group g at depth tap t), and the
+# filter [KD, KH, KW, Cg, O] becomes [KH, KW, KD * Cg, O] in the same order, so the chunked
+# im2col / shifted-frame kernels of `conv_kernels` run one GEMM of K = KD*KH*KW*Cg per chunk
+# (instead of KD convolutions of K = KH*KW*Cg, their outputs summed). The stacked input is
+# built channels-first, as the 2-D kernels read it (no transpose copy there); it holds KD
+# times the input, the patches stay within the 2-D kernels' temporary budget.
+
+
+def _stacked_taps(x: Any, k: int, s: int, d: int, padding: str, groups: int) -> tuple:
+    """(x [N, D, H, W, C] as [N*OD, H, W, groups * KD * Cg], channels-first in memory, and OD):
+    the depth slices of every tap, read through one transposed view and copied ONCE, by the
+    stack (reshaping the slices themselves would copy each of them first)."""
+    n, depth = int(x._data.shape[0]), int(x._data.shape[1])
+    (od,), ((before, after),) = _k.geometry((depth,), (k,), (s,), (d,), padding, "conv3d")
+    if before or after:
+        x = pad(x, [[0, 0], [before, after], [0, 0], [0, 0], [0, 0]])
+    h, w, c = (int(v) for v in x._data.shape[2:])
+    xt = transpose(x, (4, 0, 1, 2, 3))  # (C, N, D, H, W), a view
+    split = (groups, c // groups, n, od, h, w)
+    taps = [reshape(xt[:, :, t * d : t * d + (od - 1) * s + 1 : s], split) for t in range(k)]
+    st = reshape(stack(taps, axis=1), (k * c, n * od, h, w))  # channel order (g, KD, Cg)
+    return transpose(st, (1, 2, 3, 0)), od
+
+
+def _stack_filter(w: Any) -> Any:
+    kd, kh, kw, cg, m = (int(v) for v in w._data.shape)
+    return reshape(transpose(w, (1, 2, 0, 3, 4)), (kh, kw, kd * cg, m))
+
+
 def conv3d(input: Any, filters: Any, strides: Any, padding: Any, data_format: str = "NDHWC",  # noqa: A002
            dilations: Any = None, name: str | None = None) -> Any:  # fmt: skip
     """3-D convolution of `input` [N, D, H, W, C] with `filters` [KD, KH, KW, C, O].
@@ -93,9 +124,15 @@ def conv3d(input: Any, filters: Any, strides: Any, padding: Any, data_format: st
     pad_s = _string_padding(padding, "conv3d")
     s = _k.ints(strides, 3, "strides", "conv3d")
     d = _k.ints(1 if dilations is None else dilations, 3, "dilations", "conv3d")
-    taps, od, _ = _depth_taps(x, int(w._data.shape[0]), s[0], d[0], pad_s, 0.0, "conv3d")
-    outs = [conv2d(t, w[i], s[1:], pad_s, dilations=d[1:]) for i, t in enumerate(taps)]
-    y = functools.reduce(lambda a, b: a + b, outs)
+    kd, kh, kw, cg, m = (int(v) for v in w._data.shape)
+    c = int(x._data.shape[-1])
+    if cg == 0 or c % cg:
+        raise errors.InvalidArgumentError(
+            None, "conv3d", f"conv3d: the input has {c} channels but the filters "
+            f"{tuple(w._data.shape)} expect {cg} (or a divisor of {c} for groups).",
+        )  # fmt: skip
+    xs, od = _stacked_taps(x, kd, s[0], d[0], pad_s, c // cg)
+    y = conv2d(xs, _stack_filter(w), s[1:], pad_s, dilations=d[1:])
     y = reshape(y, (int(x._data.shape[0]), od, *(int(v) for v in y._data.shape[1:])))
     return transpose(y, (0, 4, 1, 2, 3)) if ncdhw else y
 

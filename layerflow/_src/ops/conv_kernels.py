@@ -17,12 +17,14 @@ patches @ dz^T, the input gradient scatters W @ dz back tap by tap (col2im), the
 sums dz; nothing proportional to N * OH * OW * KH * KW is ever allocated.
 
 Choice per shape. Stride-1 convolutions whose padded frame is at most FLAT_WASTE times their
-output (LeNet's, VGG's and ResNet's 3x3 and 5x5 layers) run by shifted frames instead (see the
-section at the end): each tap's patch rows are one contiguous slice of the padded images, and
-the input gradient is added back the same way, with no per-row col2im loop; measured on LeNet's
-first layer, forward and backward take 5.9 ms of CPU against 7.5 ms by im2col, and 66 ms
-against 79 ms on a VGG-style 3x3 layer of 64 channels (`bench/lenet_epoch.py` prints the
-floor). Strided convolutions and frames much larger than the output keep im2col.
+output and whose wasted GEMM work is small beside the patch copies it saves (FLAT_EXTRA: LeNet's
+layers, VGG's and ResNet's first 3x3 stages; not the many-filter layers on small images) run by
+shifted frames instead (see the section at the end): each tap's patch rows are one contiguous
+slice of the padded images, and the input gradient is added back the same way, with no
+per-row col2im loop; measured on LeNet's first layer, forward and backward take 5.9 ms of CPU
+against 7.5 ms by im2col, and 66 ms against 79 ms on a VGG-style 3x3 layer of 64 channels
+(`bench/lenet_epoch.py` prints the floor). Strided convolutions and frames much larger than
+the output keep im2col.
 
 Budget. `BUDGET_BYTES` bounds the temporary buffers of one call (patches, patch gradients, the
 chunk's dz). A single output row whose patches exceed it is still processed (the chunk cannot
@@ -46,6 +48,13 @@ BUDGET_BYTES = 64 << 20
 # Python-level steps, small enough that a chunk's patches are still in cache for the GEMM.
 FLAT_WASTE = 2.0
 CHUNK_BYTES = 4 << 20
+# ... and whose wasted GEMM work, (waste - 1) * filters per group multiply-adds per output pixel
+# and patch row, stays below this: im2col's gather and col2im cost about as much as that many
+# multiply-adds. Measured on one thread, forward + backward, batch 16: shifted frames win at
+# (waste - 1) * M = 3..11 (48x48x16 -> 32: 17 vs 22 ms; 24x24x64 -> 64: 30 vs 51 ms), im2col
+# from 46 up (12x12x128 -> 128: 25 vs 32 ms; 6x6x256 -> 256: 23 vs 39 ms; AlexNet's 5x5 layer
+# at 81: 450 vs 520 ms).
+FLAT_EXTRA = 24.0
 
 # --- geometry -------------------------------------------------------------------------------------
 
@@ -187,8 +196,9 @@ class Conv:
         (oh, ow), ((t, b), (left, r)), strides, _ = geo
         k = self.kh * self.kw * self.c
         self.hp, self.wp = self.h + t + b, self.w + left + r  # the padded frame
-        self.flat = (not self.pointwise and strides == (1, 1)
-                     and self.hp * self.wp <= FLAT_WASTE * oh * ow)  # fmt: skip
+        waste = self.hp * self.wp / max(1, oh * ow)  # frame pixels per output pixel
+        self.flat = (not self.pointwise and strides == (1, 1) and waste <= FLAT_WASTE
+                     and (waste - 1) * (self.m // groups) <= FLAT_EXTRA)  # fmt: skip
         if self.flat:
             # Per frame pixel: patches, patch gradients (K each), dz and output (M each).
             self.per_pixel = 8 * (2 * k + 2 * self.m)
@@ -212,9 +222,11 @@ class Conv:
         return chunk[0] * oh * ow + chunk[2] * ow
 
 
-def im2col(xp: Any, x5: Any, cv: Conv, chunk: tuple, buf: Any) -> Any:
+def im2col(xp: Any, x5: Any, cv: Conv, chunk: tuple, buf: Any, zero: bool = True) -> Any:
     """The patches of `chunk`'s output pixels, (groups, KH*KW*Cg, pixels), gathered from the
-    channels-first input `x5` (groups, Cg, N, H, W) into `buf` with the padding clipped."""
+    channels-first input `x5` (groups, Cg, N, H, W) into `buf` with the padding clipped. With
+    `zero` False the padding's slots are left as they are: they hold zeros from the previous
+    chunk when it had the same shape (`same_borders`)."""
     n0, n1, r0, r1 = chunk
     g, cg, kh, kw = cv.g, cv.cg, cv.kh, cv.kw
     (_, ow), ((t, _), (left, _)), (sh, sw), (dh, dw) = cv.geo
@@ -227,13 +239,21 @@ def im2col(xp: Any, x5: Any, cv: Conv, chunk: tuple, buf: Any) -> Any:
         for j in range(kw):
             clo, chi = out_range(0, ow, j * dw, sw, left, cv.w)
             dst = cols[:, i, j]
-            _zero_border(dst, rlo - r0, rhi - r0, clo, chi)
+            if zero:
+                _zero_border(dst, rlo - r0, rhi - r0, clo, chi)
             if rlo < rhi and clo < chi:
                 rows = in_slice(rlo, rhi, i * dh, sh, t)
                 dst[..., rlo - r0 : rhi - r0, clo:chi] = x5[
                     :, :, n0:n1, rows, in_slice(clo, chi, j * dw, sw, left)
                 ]
     return cols.reshape(g, kh * kw * cg, -1)
+
+
+def same_borders(prev: tuple | None, chunk: tuple) -> bool:
+    """Whether `chunk`'s patches put the padding where `prev`'s did (same images count and
+    rows): its zeros are then still in the buffer."""
+    return prev is not None and (prev[1] - prev[0], prev[2], prev[3]) == (
+        chunk[1] - chunk[0], chunk[2], chunk[3])  # fmt: skip
 
 
 def _zero_border(dst: Any, rlo: int, rhi: int, clo: int, chi: int) -> None:
@@ -284,14 +304,16 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
     (oh, ow) = cv.geo[0]
     g, mg = cv.g, cv.m // cv.g
     x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w)
-    wt = xp.ascontiguousarray(_filter_groups(xp, w, cv).transpose(0, 2, 1))  # (g, Mg, K)
+    wt = _filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
     y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
     b = None if bias is None else bias.reshape(g, mg, 1)
     buf = None if cv.pointwise else xp.empty(_buf_size(cv), dtype=x.dtype)
     cols = None
     mask = [] if keep and relu else None
+    prev = None
     for chunk in cv.plan:
-        cols = im2col(xp, x5, cv, chunk, buf)
+        cols = im2col(xp, x5, cv, chunk, buf, not same_borders(prev, chunk))
+        prev = chunk
         c0 = cv.col0(chunk)
         out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
         blas_threads.gemm(cv.m, out.shape[2], cv.k)
@@ -345,31 +367,51 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     dyt = dy.transpose(3, 0, 1, 2)  # (M, N, OH, OW) view
     w3 = _filter_groups(xp, w, cv) if need_x else None  # (g, K, Mg)
     x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w) if need_w else None
-    dx5 = xp.zeros((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype) if need_x else None
+    # A pointwise convolution's chunks are whole images: its input gradient is written by the
+    # GEMM straight into dx (no zeroed array, no patch-gradient buffer, no add).
+    whole = all(r0 == 0 and r1 == oh for _, _, r0, r1 in cv.plan)
+    direct = cv.pointwise and whole
+    dx5 = None
+    if need_x:
+        dx5 = xp.empty if direct else xp.zeros
+        dx5 = dx5((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype)
     dw = xp.zeros((g, k, mg), dtype=dy.dtype) if need_w else None
     db = xp.zeros((g, mg), dtype=dy.dtype) if need_b else None
     most = max(cv.cols_of(c) for c in cv.plan)
-    dz_buf = xp.empty(cv.m * most, dtype=dy.dtype)
+    # dy read in place when it is channels-first already and no relu mask applies.
+    in_place = mask is None and whole and dyt.flags.c_contiguous
+    dz_buf = None if in_place else xp.empty(cv.m * most, dtype=dy.dtype)
     cols_buf = None if cv.pointwise or not need_w or cols is not None else xp.empty(
         _buf_size(cv), dtype=dy.dtype)  # fmt: skip
-    dcols_buf = xp.empty(g * k * most, dtype=dy.dtype) if need_x else None
+    dcols_buf = xp.empty(g * k * most, dtype=dy.dtype) if need_x and not direct else None
+    prev = None  # the chunk whose patches cols_buf holds
     for i, chunk in enumerate(cv.plan):
         n0, n1, r0, r1 = chunk
         p = cv.cols_of(chunk)
-        dz = dz_buf[: cv.m * p].reshape(cv.m, n1 - n0, r1 - r0, ow)
-        dz[...] = dyt[:, n0:n1, r0:r1, :]
-        if mask is not None:
-            dz *= _chunk_mask(xp, mask, i, cv, chunk)
+        if in_place:
+            dz = dyt[:, n0:n1]
+        else:
+            dz = dz_buf[: cv.m * p].reshape(cv.m, n1 - n0, r1 - r0, ow)
+            if mask is not None:
+                xp.multiply(dyt[:, n0:n1, r0:r1, :], _chunk_mask(xp, mask, i, cv, chunk), out=dz)
+            else:
+                dz[...] = dyt[:, n0:n1, r0:r1, :]
         dz3 = dz.reshape(g, mg, p)
         if need_b:
             db += dz3.sum(axis=2)
         if need_w:
-            pc = cols if cols is not None else im2col(xp, x5, cv, chunk, cols_buf)
+            pc = cols
+            if pc is None:
+                pc = im2col(xp, x5, cv, chunk, cols_buf, not same_borders(prev, chunk))
+                prev = chunk
             blas_threads.gemm(g * k, mg, p)
             dw += xp.matmul(pc, dz3.transpose(0, 2, 1))
         if need_x:
-            dcols = dcols_buf[: g * k * p].reshape(g, k, p)
             blas_threads.gemm(g * k, p, mg)
+            if direct:
+                xp.matmul(w3, dz3, out=dx5[:, :, n0:n1].reshape(g, cv.cg, p))
+                continue
+            dcols = dcols_buf[: g * k * p].reshape(g, k, p)
             xp.matmul(w3, dz3, out=dcols)
             col2im(xp, dcols, x_shape, cv, chunk, dx5)
     dx = None
@@ -463,7 +505,7 @@ def flat_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any, relu: bool,
     g, mg = cv.g, cv.m // cv.g
     f, tail, offs = _flat_geometry(cv)
     x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w)
-    wt = xp.ascontiguousarray(_filter_groups(xp, w, cv).transpose(0, 2, 1))  # (g, Mg, K)
+    wt = _filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
     y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
     b = None if bias is None else bias.reshape(g, mg, 1, 1, 1)
     span = _max_span(cv)

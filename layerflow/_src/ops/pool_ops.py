@@ -37,7 +37,7 @@ def _lowest(dtype: Any) -> Any:
 def _empty_like_layout(xp: Any, x: Any, shape: tuple, dtype: Any, fill: Any = None) -> Any:
     """An NHWC array of `shape` laid out as `x` is: channels-first behind a view when `x` is
     such a view, else C-contiguous NHWC."""
-    if x.transpose(3, 0, 1, 2).flags.c_contiguous:
+    if _cf_layout(x):
         n, h, w, c = shape
         a = xp.empty((c, n, h, w), dtype=dtype).transpose(1, 2, 3, 0)
     else:
@@ -45,6 +45,21 @@ def _empty_like_layout(xp: Any, x: Any, shape: tuple, dtype: Any, fill: Any = No
     if fill is not None:
         a[...] = fill
     return a
+
+
+def _in_layout_of(xp: Any, a: Any, like: Any) -> Any:
+    """`a` (NHWC) laid out as `like` is (see `_empty_like_layout`): elementwise work on views
+    of two different layouts walks one of them against its memory order (measured: a 3x3
+    max-pool gradient took 68 ms instead of 5 ms), one copy first is far cheaper."""
+    if _cf_layout(like) == _cf_layout(a):
+        return a
+    out = _empty_like_layout(xp, like, a.shape, a.dtype)
+    out[...] = a
+    return out
+
+
+def _cf_layout(a: Any) -> bool:
+    return a.ndim == 4 and a.transpose(3, 0, 1, 2).flags.c_contiguous
 
 
 def _taps(x_shape: tuple, ksize: tuple, geo: Any) -> list[tuple[slice, slice, slice, slice]]:
@@ -63,10 +78,26 @@ def _taps(x_shape: tuple, ksize: tuple, geo: Any) -> list[tuple[slice, slice, sl
     return taps
 
 
-def _channel_blocks(n_out: int, channels: int, itemsize: int) -> list[slice]:
-    per_channel = max(1, n_out * (itemsize + 2))  # a float temporary and two masks
-    step = max(1, _k.BUDGET_BYTES // per_channel)
-    return [slice(c0, min(channels, c0 + step)) for c0 in range(0, channels, step)]
+# Max pooling's passes (one per tap: compare, maximum, tap number; the gradient's select and
+# add) run block by block, each block's output and temporaries about this size, so that the
+# taps re-read the block's input from cache: measured on a 3x3 stride-1 pool of 16x24x24x480,
+# 76 -> 51 ms forward and 56 -> 33 ms backward against whole-array passes.
+POOL_BLOCK_BYTES = 2 << 20
+
+
+def _cache_blocks(x: Any, n_out: int, itemsize: int) -> list[tuple[slice, slice]]:
+    """(batch, channel) slices cutting the work into cache-sized blocks that are contiguous in
+    `x`'s memory: channels of a channels-first array, images of a C-contiguous one; none over
+    the temporary budget. `n_out` is the number of outputs per channel."""
+    n, c = x.shape[0], x.shape[3]
+    per_channel = max(1, n_out * (itemsize + 8))  # a float temporary, masks and tap numbers
+    per_image = per_channel * c // max(1, n)
+    if _cf_layout(x) or n <= 1 or per_image > _k.BUDGET_BYTES:
+        block = POOL_BLOCK_BYTES if _cf_layout(x) or n <= 1 else _k.BUDGET_BYTES
+        step = max(1, block // per_channel)
+        return [(slice(None), slice(c0, min(c, c0 + step))) for c0 in range(0, c, step)]
+    nb = max(1, POOL_BLOCK_BYTES // per_image)
+    return [(slice(b0, min(n, b0 + nb)), slice(None)) for b0 in range(0, n, nb)]
 
 
 def _arg_dtype(n_taps: int) -> Any:
@@ -89,17 +120,21 @@ def _max_and_arg(xp: Any, x: Any, ksize: tuple, geo: Any, keep_arg: bool) -> tup
     dt = _arg_dtype(len(taps))
     none = np.iinfo(dt).max
     arg = _empty_like_layout(xp, x, shape, dt, none)
-    for cs in _channel_blocks(y.size // y.shape[3], x.shape[3], x.dtype.itemsize):
+    for bs, cs in _cache_blocks(x, y.size // y.shape[3], x.dtype.itemsize):
         for t, (ro, co, ri, ci) in enumerate(taps):
-            o, xs = y[:, ro, co, cs], x[:, ri, ci, cs]
-            xp.copyto(arg[:, ro, co, cs], t, where=xs > o)  # strictly: the first one wins
+            o, xs = y[bs, ro, co, cs], x[bs, ri, ci, cs]
+            better = xs > o  # strictly: the first tap holding the maximum wins
             xp.maximum(o, xs, out=o)
+            # arg = t where better, by arithmetic on the small ints: a masked copy
+            # (copyto(where=)) on these strided views costs five times as much.
+            a = arg[bs, ro, co, cs]
+            a += better * dt(t) - a * better
         # Windows whose maximum is the dtype's lowest value (all -inf) had no tap above it.
-        missing = arg[..., cs] == none
+        missing = arg[bs, ..., cs] == none
         if missing.any():
             for t, (ro, co, ri, ci) in enumerate(taps):
-                m = missing[:, ro, co] & (x[:, ri, ci, cs] == y[:, ro, co, cs])
-                xp.copyto(arg[:, ro, co, cs], t, where=m)
+                m = missing[:, ro, co] & (x[bs, ri, ci, cs] == y[bs, ro, co, cs])
+                xp.copyto(arg[bs, ro, co, cs], t, where=m)
                 missing[:, ro, co] &= ~m
     return y, arg
 
@@ -135,9 +170,11 @@ def _max_pool_grad(xp: Any, dy: Any, x: Any, ksize: tuple, strides: tuple, paddi
     geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool_grad")
     arg = _arg_of(xp, x, ksize, geo, arg)
     dx = _empty_like_layout(xp, x, x.shape, dy.dtype, 0)
-    for cs in _channel_blocks(dy.size // dy.shape[3], x.shape[3], dy.dtype.itemsize):
-        for t, (ro, co, ri, ci) in enumerate(_taps(x.shape, ksize, geo)):
-            dx[:, ri, ci, cs] += xp.multiply(dy[:, ro, co, cs], arg[:, ro, co, cs] == t)
+    dy = _in_layout_of(xp, dy, arg)
+    taps = _taps(x.shape, ksize, geo)
+    for bs, cs in _cache_blocks(x, dy.size // dy.shape[3], dy.dtype.itemsize):
+        for t, (ro, co, ri, ci) in enumerate(taps):
+            dx[bs, ri, ci, cs] += xp.multiply(dy[bs, ro, co, cs], arg[bs, ro, co, cs] == t)
     return dx
 
 
@@ -155,9 +192,11 @@ def _max_pool_select(xp: Any, g: Any, x: Any, ksize: tuple, strides: tuple, padd
     arg = _arg_of(xp, x, ksize, geo, arg)
     shape = (x.shape[0], *geo[0], x.shape[3])
     out = _empty_like_layout(xp, x, shape, g.dtype, 0)
-    for cs in _channel_blocks(out.size // out.shape[3], x.shape[3], g.dtype.itemsize):
-        for t, (ro, co, ri, ci) in enumerate(_taps(x.shape, ksize, geo)):
-            out[:, ro, co, cs] += xp.multiply(g[:, ri, ci, cs], arg[:, ro, co, cs] == t)
+    g = _in_layout_of(xp, g, x)
+    taps = _taps(x.shape, ksize, geo)
+    for bs, cs in _cache_blocks(x, out.size // out.shape[3], g.dtype.itemsize):
+        for t, (ro, co, ri, ci) in enumerate(taps):
+            out[bs, ro, co, cs] += xp.multiply(g[bs, ri, ci, cs], arg[bs, ro, co, cs] == t)
     return out
 
 

@@ -17,7 +17,7 @@ from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.layers.weight_options import set_weight_options
-from layerflow._src.ops import array_ops, math_ops, nn_ops
+from layerflow._src.ops import array_ops, math_ops, nn_ops, normalization_ops
 
 __all__ = ["BatchNormalization"]
 
@@ -195,6 +195,12 @@ class BatchNormalization(Layer):
 
         scale = None if self.gamma is None else shaped(self.gamma)
         offset = None if self.beta is None else shaped(self.beta)
+        if bool(training) and self.trainable and self._fusable(inputs, bshape):
+            out, mean, var = normalization_ops.fused_batch_norm_train(
+                inputs, self.gamma, self.beta, self.epsilon
+            )
+            self._update_moving(mean, var)
+            return out
         if bool(training) and self.trainable:
             mean, var = self._moments(inputs, reduce_axes, keepdims=bshape is not None)
             self._update_moving(mean, var)
@@ -206,13 +212,30 @@ class BatchNormalization(Layer):
                 shift = adj_bias if gamma is None else adj_bias * gamma
                 offset = shift if offset is None else shift + offset
         else:
-            mean, var = shaped(self.moving_mean), shaped(self.moving_variance)
+            # Inference: x * a + b with per-channel a and b, two passes over the activation.
+            inv = 1.0 / math_ops.sqrt(shaped(self.moving_variance) + self.epsilon)
+            inv = inv if scale is None else inv * scale
+            shift = -shaped(self.moving_mean) * inv
+            shift = shift if offset is None else shift + offset
+            return inputs * inv + shift
         out = (inputs - mean) / math_ops.sqrt(var + self.epsilon)
         if scale is not None:
             out = out * scale
         if offset is not None:
             out = out + offset
         return out
+
+    def _fusable(self, inputs: Any, bshape: Any) -> bool:
+        """Whether training mode can run the fused kernel: a trailing channel axis, both
+        gamma and beta, float32/64, no adjustment, one replica's statistics."""
+        if bshape is not None or self.gamma is None or self.beta is None:
+            return False
+        if self.adjustment is not None or inputs.dtype.name not in ("float32", "float64"):
+            return False
+        if self.synchronized:
+            ctx = distribute_lib.get_replica_context()
+            return ctx is None or ctx.num_replicas_in_sync == 1
+        return True
 
     def _moments(self, inputs: Any, axes: list[int], keepdims: bool) -> tuple[Any, Any]:
         ctx = distribute_lib.get_replica_context() if self.synchronized else None
