@@ -135,7 +135,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """`n` as a protobuf base-128 varint (also used by saving/io_extra's TensorProto)."""
     out = bytearray()
     while True:
         b = n & 0x7F
@@ -146,8 +147,9 @@ def _varint(n: int) -> bytes:
         out.append(b | 0x80)
 
 
-def _len_field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+def len_field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def _feature_bytes(feature: Any) -> bytes:
@@ -157,13 +159,13 @@ def _feature_bytes(feature: Any) -> bytes:
         return b""
     values = getattr(feature, kind).value
     if kind == "bytes_list":
-        body = b"".join(_len_field(1, v) for v in values)
+        body = b"".join(len_field(1, v) for v in values)
     elif kind == "float_list":
         body = b"".join(b"\x0d" + struct.pack("<f", v) for v in values)
     else:
-        body = b"".join(b"\x08" + _varint(v & 0xFFFFFFFFFFFFFFFF) for v in values)
+        body = b"".join(b"\x08" + varint(v & 0xFFFFFFFFFFFFFFFF) for v in values)
     number = {"bytes_list": 1, "float_list": 2, "int64_list": 3}[kind]
-    return _len_field(number, body)
+    return len_field(number, body)
 
 
 def _feature_order(text: Any) -> list[str]:
@@ -185,10 +187,10 @@ def _json_example_bytes(text: Any, msg: Any) -> bytes:
     order = [k for k in _feature_order(text) if k in fmap]
     order += sorted(k for k in fmap if k not in set(order))
     entries = b"".join(
-        _len_field(1, _len_field(1, k.encode("utf-8")) + _len_field(2, _feature_bytes(fmap[k])))
+        len_field(1, len_field(1, k.encode("utf-8")) + len_field(2, _feature_bytes(fmap[k])))
         for k in order
     )
-    return _len_field(1, entries)
+    return len_field(1, entries)
 
 
 def decode_json_example(json_examples: Any, name: Any = None) -> Any:

@@ -28,6 +28,7 @@ from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.framework.tensor import Tensor
+from layerflow._src.ops.example_proto import len_field, varint
 
 MAX_DECOMPRESSED_BYTES = 1 << 32  # 4 GiB: a larger result is refused (a "zip bomb")
 
@@ -61,34 +62,19 @@ def _host_strings(value: Any, op: str) -> np.ndarray:
 # --- TensorProto, as TF's AsProtoTensorContent writes it -----------------------------------------
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if not n:
-            out.append(b)
-            return bytes(out)
-        out.append(b | 0x80)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
 def tensor_proto(arr: np.ndarray) -> bytes:
     """`arr` as a serialized TensorProto with `tensor_content` (proto3: zeros omitted)."""
     name = "string" if arr.dtype == object else dtypes.from_numpy(arr.dtype).name
     if name not in _DT_ENUM:
         raise TypeError(f"tf.io.serialize_sparse does not support dtype {name}.")
-    dims = b"".join(_field(2, _varint(1 << 3) + _varint(d) if d else b"") for d in arr.shape)
-    out = _varint(1 << 3) + _varint(_DT_ENUM[name]) + _field(2, dims)
+    dims = b"".join(len_field(2, varint(1 << 3) + varint(d) if d else b"") for d in arr.shape)
+    out = varint(1 << 3) + varint(_DT_ENUM[name]) + len_field(2, dims)
     if name == "string":
         items = [s.encode() if isinstance(s, str) else bytes(s) for s in arr.reshape(-1)]
-        content = b"".join(_varint(len(s)) for s in items) + b"".join(items)
+        content = b"".join(varint(len(s)) for s in items) + b"".join(items)
     else:
         content = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes()
-    return out + (_field(4, content) if content else b"")
+    return out + (len_field(4, content) if content else b"")
 
 
 class _Corrupt(Exception):

@@ -10,11 +10,9 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.keras.utils.image_dataset import (
-    index_directory,
     indexed_files_dataset,
-    split,
 )
-from layerflow._src.keras.utils.text_dataset import _check
+from layerflow._src.keras.utils.text_dataset import _check, directory_subsets
 from layerflow._src.ops.audio_ops import decode_wav
 
 __all__ = ["audio_dataset_from_directory"]
@@ -100,28 +98,11 @@ def audio_dataset_from_directory(directory: str | os.PathLike, labels: Any = "in
         )
     if labels is None or label_mode is None:
         labels, label_mode = None, None
-    if seed is None:
-        seed = int(np.random.randint(1e6))
-    paths, all_labels, names = index_directory(directory, labels, class_names, shuffle, seed,
-                                               follow_links, formats=ALLOWED_FORMATS)  # fmt: skip
-    if label_mode == "binary" and len(names) != 2:
-        raise ValueError(
-            'When passing `label_mode="binary"`, there must be exactly 2 class_names. '
-            f"Received: class_names={names}"
-        )
-    subsets = ["training", "validation"] if subset == "both" else [subset]
-    out = []
-    for part in subsets:
-        p, lab = split(paths, all_labels, validation_split, part)
-        if not p:
-            what = f"{part} " if part else ""
-            raise ValueError(
-                f"No {what}audio files found in directory {directory}. Allowed format: .wav"
-            )
-        mix = shuffle and not (subset == "both" and part == "validation")
-        ds = _dataset(p, lab, len(names), label_mode, output_sequence_length, batch_size, mix,
-                      seed)  # fmt: skip
-        ds.class_names = names
-        ds.file_paths = p
-        out.append(ds)
-    return out if subset == "both" else out[0]
+
+    def make(paths: list, labs: Any, num_classes: int, mix: bool, seed: int) -> Any:
+        return _dataset(paths, labs, num_classes, label_mode, output_sequence_length, batch_size,
+                        mix, seed)  # fmt: skip
+
+    return directory_subsets(directory, labels, label_mode, class_names, shuffle, seed,
+                             follow_links, validation_split, subset, "audio", ALLOWED_FORMATS,
+                             make)  # fmt: skip

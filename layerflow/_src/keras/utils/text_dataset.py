@@ -97,26 +97,41 @@ def text_dataset_from_directory(directory: str | os.PathLike, labels: Any = "inf
         labels, label_mode = None, None
     if max_length is not None and (not isinstance(max_length, int) or max_length < 0):
         raise ValueError(f"`max_length` must be a non-negative int or None, got {max_length!r}.")
+
+    def make(paths: list, labs: Any, num_classes: int, mix: bool, seed: int) -> Any:
+        return _dataset(paths, labs, num_classes, label_mode, max_length, batch_size, mix, seed)
+
+    return directory_subsets(directory, labels, label_mode, class_names, shuffle, seed,
+                             follow_links, validation_split, subset, "text", (".txt",),
+                             make)  # fmt: skip
+
+
+def directory_subsets(directory: str, labels: Any, label_mode: Any, class_names: Any,
+                      shuffle: bool, seed: Any, follow_links: bool, validation_split: Any,
+                      subset: Any, kind: str, formats: tuple, make: Any) -> Any:  # fmt: skip
+    """The text and audio datasets' shared pipeline: index the `formats` files of `directory`'s
+    class folders, split them per `subset` ("both" gives [training, validation]), and build each
+    part with `make(paths, labels, num_classes, shuffle, seed)`."""
     if seed is None:
         seed = int(np.random.randint(1e6))
     paths, all_labels, names = index_directory(directory, labels, class_names, shuffle, seed,
-                                               follow_links, formats=(".txt",))  # fmt: skip
+                                               follow_links, formats=formats)  # fmt: skip
     if label_mode == "binary" and len(names) != 2:
         raise ValueError(
             'When passing `label_mode="binary"`, there must be exactly 2 class_names. '
             f"Received: class_names={names}"
         )
-    subsets = ["training", "validation"] if subset == "both" else [subset]
     out = []
-    for part in subsets:
+    for part in ["training", "validation"] if subset == "both" else [subset]:
         p, lab = split(paths, all_labels, validation_split, part)
         if not p:
             what = f"{part} " if part else ""
             raise ValueError(
-                f"No {what}text files found in directory {directory}. Allowed format: .txt"
+                f"No {what}{kind} files found in directory {directory}. Allowed format: "
+                f"{', '.join(formats)}"
             )
-        mix = shuffle and not (subset == "both" and part == "validation")
-        ds = _dataset(p, lab, len(names), label_mode, max_length, batch_size, mix, seed)
+        ds = make(p, lab, len(names), shuffle and not (subset == "both" and part == "validation"),
+                  seed)  # fmt: skip
         ds.class_names = names
         ds.file_paths = p
         out.append(ds)
