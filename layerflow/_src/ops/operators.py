@@ -16,7 +16,9 @@ from layerflow._src.ops import math_ops as m
 from layerflow._src.ops.array_ops import _variable_getitem, getitem
 
 
-def _reflect(fn: Any) -> Any:
+def reflect(fn: Any) -> Any:
+    """`fn` with its operands swapped (the `__r*__` operators)."""
+
     def reflected(self: Any, other: Any) -> Any:
         return fn(other, self)
 
@@ -41,7 +43,9 @@ def _invert(x: Any) -> Any:
     return bitwise_ops.invert(x)
 
 
-def _eq(self: Any, other: Any) -> Any:
+def elementwise_eq(self: Any, other: Any) -> Any:
+    """TF 2's elementwise `==` (also RaggedTensor's); values that cannot be compared are
+    simply unequal."""
     if other is None:
         return False
     try:
@@ -50,7 +54,7 @@ def _eq(self: Any, other: Any) -> Any:
         return False
 
 
-def _ne(self: Any, other: Any) -> Any:
+def elementwise_ne(self: Any, other: Any) -> Any:
     if other is None:
         return True
     try:
@@ -65,22 +69,22 @@ _xor = _bitwise(m.logical_xor, bitwise_ops.bitwise_xor)
 
 _OPERATORS = {
     "__add__": m.add,
-    "__radd__": _reflect(m.add),
+    "__radd__": reflect(m.add),
     "__sub__": m.subtract,
-    "__rsub__": _reflect(m.subtract),
+    "__rsub__": reflect(m.subtract),
     "__mul__": m.multiply,
-    "__rmul__": _reflect(m.multiply),
+    "__rmul__": reflect(m.multiply),
     "__truediv__": m.truediv,
-    "__rtruediv__": _reflect(m.truediv),
+    "__rtruediv__": reflect(m.truediv),
     "__floordiv__": m.floordiv,
-    "__rfloordiv__": _reflect(m.floordiv),
+    "__rfloordiv__": reflect(m.floordiv),
     "__mod__": m.floormod,
-    "__rmod__": _reflect(m.floormod),
+    "__rmod__": reflect(m.floormod),
     "__pow__": m.pow,
-    "__rpow__": _reflect(m.pow),
+    "__rpow__": reflect(m.pow),
     # The primitive itself: `a @ b` skips the public wrapper's keyword handling (hot path).
     "__matmul__": m._matmul,
-    "__rmatmul__": _reflect(m._matmul),
+    "__rmatmul__": reflect(m._matmul),
     "__neg__": m.negative,
     "__pos__": lambda self: self,
     "__abs__": m.abs,
@@ -88,14 +92,14 @@ _OPERATORS = {
     "__le__": m.less_equal,
     "__gt__": m.greater,
     "__ge__": m.greater_equal,
-    "__eq__": _eq,
-    "__ne__": _ne,
+    "__eq__": elementwise_eq,
+    "__ne__": elementwise_ne,
     "__and__": _and,
-    "__rand__": _reflect(_and),
+    "__rand__": reflect(_and),
     "__or__": _or,
-    "__ror__": _reflect(_or),
+    "__ror__": reflect(_or),
     "__xor__": _xor,
-    "__rxor__": _reflect(_xor),
+    "__rxor__": reflect(_xor),
     "__invert__": _invert,
 }
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework import dtypes
 from layerflow._src.framework.composite_dispatch import register_override
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import TensorLike
@@ -40,6 +40,7 @@ from layerflow._src.ops import (
     segment_reduce_ops,
     special_math_ops,
 )
+from layerflow._src.ops.operators import elementwise_eq, elementwise_ne, reflect
 from layerflow._src.ops.ragged import ragged_shape
 from layerflow._src.ops.ragged.ragged_getitem import gather_rows
 from layerflow._src.ops.ragged.ragged_ops import _same_partition
@@ -499,50 +500,24 @@ _register()
 # --- Python operators ----------------------------------------------------------------------------
 
 
-def _reflect(fn: Any) -> Any:
-    def reflected(self: Any, other: Any) -> Any:
-        return fn(other, self)
-
-    return reflected
-
-
 _OPERATORS = {
-    "__add__": math_ops.add, "__radd__": _reflect(math_ops.add),
-    "__sub__": math_ops.subtract, "__rsub__": _reflect(math_ops.subtract),
-    "__mul__": math_ops.multiply, "__rmul__": _reflect(math_ops.multiply),
-    "__truediv__": math_ops.truediv, "__rtruediv__": _reflect(math_ops.truediv),
-    "__floordiv__": math_ops.floordiv, "__rfloordiv__": _reflect(math_ops.floordiv),
-    "__mod__": math_ops.floormod, "__rmod__": _reflect(math_ops.floormod),
-    "__pow__": math_ops.pow, "__rpow__": _reflect(math_ops.pow),
+    "__add__": math_ops.add, "__radd__": reflect(math_ops.add),
+    "__sub__": math_ops.subtract, "__rsub__": reflect(math_ops.subtract),
+    "__mul__": math_ops.multiply, "__rmul__": reflect(math_ops.multiply),
+    "__truediv__": math_ops.truediv, "__rtruediv__": reflect(math_ops.truediv),
+    "__floordiv__": math_ops.floordiv, "__rfloordiv__": reflect(math_ops.floordiv),
+    "__mod__": math_ops.floormod, "__rmod__": reflect(math_ops.floormod),
+    "__pow__": math_ops.pow, "__rpow__": reflect(math_ops.pow),
     "__lt__": math_ops.less, "__le__": math_ops.less_equal,
     "__gt__": math_ops.greater, "__ge__": math_ops.greater_equal,
-    "__and__": math_ops.logical_and, "__rand__": _reflect(math_ops.logical_and),
-    "__or__": math_ops.logical_or, "__ror__": _reflect(math_ops.logical_or),
-    "__xor__": math_ops.logical_xor, "__rxor__": _reflect(math_ops.logical_xor),
+    "__and__": math_ops.logical_and, "__rand__": reflect(math_ops.logical_and),
+    "__or__": math_ops.logical_or, "__ror__": reflect(math_ops.logical_or),
+    "__xor__": math_ops.logical_xor, "__rxor__": reflect(math_ops.logical_xor),
     "__neg__": math_ops.negative, "__abs__": math_ops.abs, "__invert__": math_ops.logical_not,
 }  # fmt: skip
 
 
-def _eq(self: Any, other: Any) -> Any:
-    # Elementwise, as TF 2's `==`; values that cannot be compared are simply unequal.
-    if other is None:
-        return False
-    try:
-        return math_ops.equal(self, other)
-    except (errors.InvalidArgumentError, TypeError, ValueError):
-        return False
-
-
-def _ne(self: Any, other: Any) -> Any:
-    if other is None:
-        return True
-    try:
-        return math_ops.not_equal(self, other)
-    except (errors.InvalidArgumentError, TypeError, ValueError):
-        return True
-
-
-_OPERATORS["__eq__"], _OPERATORS["__ne__"] = _eq, _ne
+_OPERATORS["__eq__"], _OPERATORS["__ne__"] = elementwise_eq, elementwise_ne
 for _name, _fn in _OPERATORS.items():
     setattr(RaggedTensor, _name, _fn)
 
