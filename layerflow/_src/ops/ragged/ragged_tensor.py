@@ -13,9 +13,9 @@ through them. Elementwise ops, reductions, `concat`, `gather`... dispatch over R
 
 Import cycle, on purpose: `from_tensor`, `to_tensor`, `merge_dims` (ragged_convert), indexing
 (ragged_getitem) and `_type_spec` (ragged_spec) live in modules that operate on this class, so
-those methods import them when called. The ops' ragged overrides (ragged_dispatch, with
-ragged_ops and ragged_shape) are imported at the end of this module: a RaggedTensor exists only
-once it is loaded, so `import layerflow` does not pay for them.
+those methods import them when called. The ops' ragged overrides (ragged_dispatch) are
+registered by the package's `__init__`, which every import of this module runs first: a
+RaggedTensor exists only once it is loaded, so `import layerflow` does not pay for them.
 
 >>> import layerflow as tf
 >>> r = tf.RaggedTensor.from_row_splits([1, 2, 3], [0, 2, 3])
@@ -519,7 +519,3 @@ def _bounding(rt: RaggedTensor) -> list[int]:
 
 def is_ragged(value: Any) -> bool:
     return isinstance(value, RaggedTensor)
-
-
-# Last: register the ops' ragged overrides (see the module docstring).
-from layerflow._src.ops.ragged import ragged_dispatch as _ragged_dispatch  # noqa: E402, F401
