@@ -237,6 +237,11 @@ from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 from layerflow._src.ops.string_ops import as_string
 from layerflow._src.ops.string_ops import fingerprint_op as fingerprint
 
+# isort: split
+# --- edit distance and TF's raw N-D FFT ops (h-ext) ---
+from layerflow._src.ops.fft_nd_ops import fftnd, ifftnd, irfftnd, rfftnd
+from layerflow._src.ops.sparse_cross_ops import edit_distance
+
 device = _DeviceContext
 
 
