@@ -2,3 +2,11 @@
 
 from layerflow._src.ops.optional_ops import Optional
 from layerflow.experimental import dlpack
+
+# isort: split
+from layerflow._src.ops.extension_type import (
+    BatchableExtensionType,
+    ExtensionType,
+    ExtensionTypeBatchEncoder,
+    ExtensionTypeSpec,
+)

@@ -66,10 +66,12 @@ def call_key_and_leaves(args: tuple, kwargs: dict) -> tuple[tuple, list[Any]]:
             leaves = list(args)
             key = tuple([("T", tuple(a._data.shape), a._data.dtype.str) for a in args])
             return (("flat", len(args)), key), leaves
-    leaves = nest.flatten((args, kwargs))
-    flat = not kwargs and all(not nest.is_nested(a) for a in args)
+    leaves = nest.flatten((args, kwargs), expand_composites=True)
+    flat = not kwargs and all(not nest.is_nested(a) and not nest.is_composite(a) for a in args)
     structure = (
-        ("flat", len(args)) if flat else repr(nest.map_structure(lambda _: 0, (args, kwargs)))
+        ("flat", len(args))
+        if flat
+        else repr(nest.map_structure(lambda _: 0, (args, kwargs), expand_composites=True))
     )
     return (structure, tuple(leaf_key(v) for v in leaves)), leaves
 

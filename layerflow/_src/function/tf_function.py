@@ -90,7 +90,9 @@ class ConcreteFunction:
 
     @property
     def outputs(self) -> list[Any]:
-        return [t for t in nest.flatten(self.structured_outputs) if isinstance(t, GraphTensor)]
+        return [
+            t for t in nest.flatten(self.structured_outputs, True) if isinstance(t, GraphTensor)
+        ]
 
     @property
     def variables(self) -> tuple[Variable, ...]:
@@ -105,7 +107,7 @@ class ConcreteFunction:
         return self.graph.name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves = nest.flatten((args, kwargs))
+        leaves = nest.flatten((args, kwargs), expand_composites=True)
         key = _sig.call_key(args, kwargs)
         if not _sig.covers(self._key, key):
             raise TypeError(
@@ -172,7 +174,9 @@ def _type_text(value: Any) -> str:
 
 def _output_specs(outputs: Any) -> Any:
     return nest.map_structure(
-        lambda t: TensorSpec(t.shape, t.dtype) if isinstance(t, GraphTensor) else t, outputs
+        lambda t: TensorSpec(t.shape, t.dtype) if isinstance(t, GraphTensor) else t,
+        outputs,
+        expand_composites=True,
     )
 
 
@@ -190,7 +194,9 @@ def _as_array(value: Any, device: backend.Device) -> Any:
 
 def _pack_outputs(structure: Any, flat: list[Any]) -> Any:
     it = iter(flat)
-    return nest.map_structure(lambda leaf: next(it) if leaf is _SLOT else leaf, structure)
+    return nest.map_structure(
+        lambda leaf: next(it) if leaf is _SLOT else leaf, structure, expand_composites=True
+    )
 
 
 _SLOT = object()  # marks the output leaves that the plan computes
@@ -345,7 +351,7 @@ class Function:
         graph = Graph(self._name)
         tracer = Tracer(graph, allow_variables)
         device = tracer.device
-        leaves = nest.flatten((args, kwargs))
+        leaves = nest.flatten((args, kwargs), expand_composites=True)
         names = _input_names(self._python_function, args, kwargs)
         placeholders = []
         sym_leaves = []
@@ -362,14 +368,14 @@ class Function:
             else:
                 sym_leaves.append(value)
                 spec_leaves.append(value)
-        sym_args, sym_kwargs = nest.pack_sequence_as((args, kwargs), sym_leaves)
+        sym_args, sym_kwargs = nest.pack_sequence_as((args, kwargs), sym_leaves, True)
         creator = _VariableCreator(tracer)
         with _tape.stop_recording_all(), variable_creator_scope(creator), _graph.tracing(tracer):
             self._tracing_count += 1
             outputs = self._body()(*sym_args, **sym_kwargs)
             out_structure, refs, structured = _output_refs(tracer, outputs)
         plan = Plan(graph, refs, device)
-        signature = nest.pack_sequence_as((args, kwargs), spec_leaves)
+        signature = nest.pack_sequence_as((args, kwargs), spec_leaves, True)
         keep = [v for v in leaves if not _sig.is_tensor_value(v)]
         concrete = ConcreteFunction(self, key, graph, plan, signature, structured, out_structure,
                                     keep)  # fmt: skip
@@ -470,10 +476,12 @@ def _output_refs(tracer: Tracer, outputs: Any) -> tuple[Any, list[Any], Any]:
         refs.append(Const(array))
         return _SLOT
 
-    structure = nest.map_structure(leaf, outputs)
+    structure = nest.map_structure(leaf, outputs, expand_composites=True)
     it = iter(refs)
     structured = nest.map_structure(
-        lambda s: _structured(tracer, next(it)) if s is _SLOT else s, structure
+        lambda s: _structured(tracer, next(it)) if s is _SLOT else s,
+        structure,
+        expand_composites=True,
     )
     return structure, refs, structured
 
@@ -490,9 +498,9 @@ def _input_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> list[str]
     names = []
     for i, a in enumerate(args):
         base = params[i] if i < len(params) else f"args_{i}"
-        names += [base] * len(nest.flatten(a))
+        names += [base] * len(nest.flatten(a, expand_composites=True))
     for k, v in kwargs.items():
-        names += [k] * len(nest.flatten(v))
+        names += [k] * len(nest.flatten(v, expand_composites=True))
     return names
 
 
