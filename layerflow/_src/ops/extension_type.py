@@ -45,8 +45,10 @@ from layerflow._src.utils import nest
 _RESERVED = ("Spec", "_type_spec", "__validate__", "__init__", "__eq__", "__ne__", "__repr__")
 
 
-def _fields_of(cls: type) -> dict[str, F.Field]:
-    """The fields of `cls` and its ExtensionType bases, in declaration order."""
+def _fields_of(cls: type, scope: dict[str, Any]) -> dict[str, F.Field]:
+    """The fields of `cls` and its ExtensionType bases, in declaration order. String annotations
+    (`from __future__ import annotations`) resolve in the class's module, then in `scope` (the
+    names visible where the class statement ran: a function's locals, a doctest's globals)."""
     fields: dict[str, F.Field] = {}
     for base in reversed(cls.__mro__):
         own = base.__dict__.get("__annotations__", {})
@@ -56,8 +58,8 @@ def _fields_of(cls: type) -> dict[str, F.Field]:
         try:  # this class's own annotations only (strings under `from __future__ import ...`)
             hints = typing.get_type_hints(
                 types.SimpleNamespace(__annotations__=own),
-                vars(module) if module else {},
-                dict(vars(base)),
+                {**scope, **(vars(module) if module else {})},
+                {**scope, **vars(base)},
             )
         except Exception as err:  # an annotation naming something undefined
             raise TypeError(
@@ -108,13 +110,10 @@ class ExtensionType:
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("_tf_extension_type_abstract"):
             return
-        for name in ("__setattr__", "__delattr__"):
-            if name in cls.__dict__:
-                raise ValueError(
-                    f"{cls.__name__}: ExtensionType values are immutable; the class may not "
-                    f"define {name}."
-                )
-        cls._tf_extension_type_fields = _fields_of(cls)
+        caller = sys._getframe(1)  # the frame that runs the class statement
+        scope = {**caller.f_globals, **caller.f_locals}
+        del caller
+        cls._tf_extension_type_fields = _fields_of(cls, scope)
         cls.__hash__ = None  # defining __eq__ in a base leaves subclasses unhashable too
         user_init = cls.__dict__.get("__init__")
         if user_init is None:
@@ -125,19 +124,24 @@ class ExtensionType:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
-            "ExtensionType is abstract: subclass it with annotated fields, e.g. "
+            "Cannot create an instance of ExtensionType because ExtensionType is an abstract "
+            "base class: subclass it with annotated fields, e.g. "
             "`class MaskedTensor(tf.experimental.ExtensionType): values: tf.Tensor`."
         )
 
     # --- construction ---------------------------------------------------------------------------
     def _tf_extension_type_convert_fields(self) -> None:
-        for name, field in type(self)._tf_extension_type_fields.items():
+        fields = type(self)._tf_extension_type_fields
+        missing = {
+            n for n, f in fields.items() if n not in self.__dict__ and f.default is F.NO_DEFAULT
+        }
+        if missing:
+            raise ValueError(
+                f"Missing required fields: {missing} ({type(self).__name__}'s constructor must "
+                "set every field without a default)."
+            )
+        for name, field in fields.items():
             if name not in self.__dict__:
-                if field.default is F.NO_DEFAULT:
-                    raise ValueError(
-                        f"{type(self).__name__}: the constructor did not set field {name!r}; "
-                        "a custom __init__ must set every field."
-                    )
                 self.__dict__[name] = field.default
             self.__dict__[name] = F.convert(self.__dict__[name], field.annotation, name)
 
@@ -210,12 +214,6 @@ class BatchableExtensionType(ExtensionType):
     """
 
     _tf_extension_type_abstract = True
-    __batch_encoder__: Any = None
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.__dict__.get("__batch_encoder__") is None and cls.__batch_encoder__ is None:
-            cls.__batch_encoder__ = ExtensionTypeBatchEncoder()
 
 
 def _generated_init(cls: type) -> Any:
@@ -451,7 +449,9 @@ def _batched(spec: Any, batch_size: Any) -> Any:
 def _unbatched(spec: Any) -> Any:
     if isinstance(spec, TensorSpec):
         if spec.shape.rank == 0:
-            raise ValueError(f"Can not unbatch {spec!r}: it is a scalar.")
+            raise ValueError(
+                f"Unbatching a tensor is only supported for rank >= 1 (got {spec!r}, a scalar)."
+            )
         return TensorSpec(spec.shape[1:], spec.dtype)
     if isinstance(spec, BatchableExtensionTypeSpec):
         return spec._unbatch()
@@ -491,14 +491,16 @@ class ExtensionTypeBatchEncoder:
 
 
 class BatchableExtensionTypeSpec(ExtensionTypeSpec):
-    """The spec of a BatchableExtensionType: `_batch(n)` and `_unbatch()` through the value
-    type's `__batch_encoder__`."""
+    """The spec of a BatchableExtensionType: `_batch(n)` and `_unbatch()` through its
+    `__batch_encoder__` (a nested `class Spec` may set its own, as in TF)."""
+
+    __batch_encoder__ = ExtensionTypeBatchEncoder()
 
     def _batch(self, batch_size: Any) -> Any:
-        return self._value_type.__batch_encoder__.batch(self, batch_size)
+        return self.__batch_encoder__.batch(self, batch_size)
 
     def _unbatch(self) -> Any:
-        return self._value_type.__batch_encoder__.unbatch(self)
+        return self.__batch_encoder__.unbatch(self)
 
 
 __all__ = [
