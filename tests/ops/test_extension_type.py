@@ -294,3 +294,10 @@ def test_builtin_generic_and_union_annotations():
 def test_abstract_base_cannot_be_instantiated():
     with pytest.raises(TypeError, match="abstract"):
         tf.experimental.ExtensionType()
+
+
+def test_dispatch_decorators_are_absent_with_a_reason():
+    with pytest.raises(AttributeError, match="dispatch table on every call"):
+        tf.experimental.dispatch_for_api  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        tf.experimental.nope  # noqa: B018

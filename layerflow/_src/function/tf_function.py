@@ -32,6 +32,7 @@ from layerflow._src.framework import convert, dtypes
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.variables import Variable, variable_creator_scope
 from layerflow._src.function import graph as _graph
+from layerflow._src.function import graph_export as _graph_export
 from layerflow._src.function import signature as _sig
 from layerflow._src.function.graph import Const, Graph, GraphTensor, Tracer
 from layerflow._src.function.plan import Plan
@@ -379,6 +380,7 @@ class Function:
         keep = [v for v in leaves if not _sig.is_tensor_value(v)]
         concrete = ConcreteFunction(self, key, graph, plan, signature, structured, out_structure,
                                     keep)  # fmt: skip
+        _graph_export.note(concrete)  # tf.summary.trace_on's graph collection
         return concrete, creator.created
 
     def _note_tracing(self) -> None:
