@@ -301,3 +301,40 @@ def test_dispatch_decorators_are_absent_with_a_reason():
         tf.experimental.dispatch_for_api  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         tf.experimental.nope  # noqa: B018
+
+
+def test_spec_in_input_signature_and_get_concrete_function():
+    class Scaled(tf.experimental.ExtensionType):
+        values: tf.Tensor
+        mask: tf.Tensor
+        n: int = 1
+
+    spec = Scaled.Spec(
+        values=tf.TensorSpec([None], tf.float32), mask=tf.TensorSpec([None], tf.bool), n=1
+    )
+
+    @tf.function(input_signature=[spec])
+    def total(x):
+        return tf.reduce_sum(tf.where(x.mask, x.values, 0.0)) * x.n
+
+    assert float(total(Scaled([1.0, 2.0], [True, False]))) == 1.0
+    assert float(total(Scaled([1.0, 2.0, 4.0], [True, False, True]))) == 5.0
+    assert total.experimental_get_tracing_count() == 1  # one trace for every length
+    with pytest.raises(TypeError, match="Can not cast"):
+        total(Scaled([1, 2], [True, False]))  # int32 values
+    with pytest.raises(TypeError, match="Can not cast"):
+        total(Scaled([1.0], [True], n=2))  # another Python field
+
+    @tf.function
+    def plus_one(x):
+        return x.values + 1.0
+
+    concrete = plus_one.get_concrete_function(spec)
+    out = concrete(Scaled([1.0, 2.0, 3.0], [True] * 3))
+    np.testing.assert_array_equal(out.numpy(), [2.0, 3.0, 4.0])
+    # nest treats specs as TF does: their components are specs, packing gives a value
+    assert tf.nest.flatten(spec, expand_composites=True) == [spec.values, spec.mask]
+    packed = tf.nest.pack_sequence_as(
+        spec, [tf.constant([1.0]), tf.constant([True])], expand_composites=True
+    )
+    assert type(packed) is Scaled and packed.n == 1

@@ -138,8 +138,10 @@ def bind_signature(fn: Any, input_signature: list[Any], args: tuple, kwargs: dic
         raise fail(f"got an unexpected keyword argument '{sorted(extra)[0]}'")
     out = []
     for value, spec in zip(bound, input_signature):
-        flat_specs = nest.flatten(spec)
-        flat_values = nest.flatten(value)
+        if nest.is_composite(spec) and not spec.is_compatible_with(value):
+            raise fail(f"Can not cast {value!r} to {spec!r}")
+        flat_specs = nest.flatten(spec, expand_composites=True)
+        flat_values = nest.flatten(value, expand_composites=True)
         if len(flat_specs) != len(flat_values):
             raise fail(f"Can not cast {value!r} to {spec!r}")
         for v, s in zip(flat_values, flat_specs):

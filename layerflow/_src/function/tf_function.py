@@ -223,7 +223,7 @@ class Function:
                     f"input_signature must be either a tuple or a list, got "
                     f"{type(input_signature).__name__}."
                 )
-            for s in nest.flatten(list(input_signature)):
+            for s in nest.flatten(list(input_signature), expand_composites=True):
                 if not isinstance(s, TensorSpec):
                     raise TypeError(
                         f"input_signature must be a possibly nested sequence of TensorSpec "
@@ -507,7 +507,7 @@ def _input_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> list[str]
 
 
 def _signature_key(input_signature: list[Any], key: tuple) -> tuple:
-    specs = nest.flatten(input_signature)
+    specs = nest.flatten(input_signature, expand_composites=True)
     leaves = list(key[1])
     out = []
     for lk, s in zip(leaves, specs):

@@ -365,10 +365,17 @@ class ExtensionTypeSpec(TypeSpec):
             value.__dict__[name] = next(it) if F.holds_tensors(spec) else spec
         return value
 
+    # nest's composite protocol, as TF's for TypeSpecs: a spec expands into its component
+    # specs, and packing tensors (or anything) into a spec gives a value of its type.
+    def _nest_components(self) -> tuple[Any, ...]:
+        return tuple(spec for _, spec in self._field_specs() if F.holds_tensors(spec))
+
+    def _nest_rebuild(self, components: Any) -> Any:
+        return self._from_components(components)
+
     def flatten(self) -> list[Any]:
         """The TensorSpecs of the value's tensors, in `nest.flatten` order."""
-        flat = nest.flatten(self._to_components_of_spec(), expand_composites=True)
-        return [s for s in flat if isinstance(s, TypeSpec)]
+        return [s for s in nest.flatten(self, expand_composites=True) if isinstance(s, TypeSpec)]
 
     def to_tensors(self, value: Any) -> list[Any]:
         return [
@@ -376,26 +383,8 @@ class ExtensionTypeSpec(TypeSpec):
         ]
 
     def from_tensors(self, tensors: Any) -> Any:
-        return nest.pack_sequence_as(
-            self._from_components(self._to_components_of_spec()),
-            [next(tensors) for _ in self.flatten()],
-            expand_composites=True,
-        )
-
-    def _to_components_of_spec(self) -> tuple[Any, ...]:
-        return tuple(_expand_specs(s) for _, s in self._field_specs() if F.holds_tensors(s))
-
-
-def _expand_specs(spec: Any) -> Any:
-    """A spec structure with extension-type specs replaced by values holding their specs (so
-    nest walks them as it walks values)."""
-    if isinstance(spec, ExtensionTypeSpec):
-        return spec._from_components(spec._to_components_of_spec())
-    if isinstance(spec, F.ImmutableDict):
-        return F.ImmutableDict((k, _expand_specs(v)) for k, v in spec.items())
-    if isinstance(spec, tuple):
-        return tuple(_expand_specs(v) for v in spec)
-    return spec
+        flat = [next(tensors) for _ in self.flatten()]
+        return nest.pack_sequence_as(self, flat, expand_composites=True)
 
 
 def _rebuild_spec(cls: type, fields: tuple[Any, ...]) -> ExtensionTypeSpec:
