@@ -338,3 +338,15 @@ def test_spec_in_input_signature_and_get_concrete_function():
         spec, [tf.constant([1.0]), tf.constant([True])], expand_composites=True
     )
     assert type(packed) is Scaled and packed.n == 1
+
+
+def test_tf_cond_in_a_function_returns_extension_types():
+    a, b = _mt([1.0, 2.0], [True, False]), _mt([3.0, 4.0], [False, True])
+
+    @tf.function
+    def pick(p, x, y):
+        return tf.cond(p, lambda: x, lambda: y)
+
+    np.testing.assert_array_equal(pick(tf.constant(False), a, b).values.numpy(), [3.0, 4.0])
+    np.testing.assert_array_equal(pick(tf.constant(True), a, b).mask.numpy(), [True, False])
+    assert pick.experimental_get_tracing_count() == 1
