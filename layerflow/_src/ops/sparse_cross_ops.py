@@ -128,6 +128,8 @@ def _cross(inputs: Any, opname: str, combine: Any, out_dtype: Any) -> SparseTens
     vals[:] = values
     idx = np.asarray(indices, np.int64).reshape(-1, 2)
     dense_shape = np.asarray([batch, width], np.int64)
+    if out_dtype == dtypes.string:
+        device = backend.cpu_device()  # string tensors live on the host
 
     def on_device(a: np.ndarray) -> Tensor:
         return Tensor(backend.to_device(a, device), device)
