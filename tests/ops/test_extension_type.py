@@ -330,6 +330,8 @@ def test_spec_in_input_signature_and_get_concrete_function():
         return x.values + 1.0
 
     concrete = plus_one.get_concrete_function(spec)
+    (traced_spec,), _ = concrete.structured_input_signature
+    assert type(traced_spec) is Scaled.Spec and traced_spec.values.shape.as_list() == [None]
     out = concrete(Scaled([1.0, 2.0, 3.0], [True] * 3))
     np.testing.assert_array_equal(out.numpy(), [2.0, 3.0, 4.0])
     # nest treats specs as TF does: their components are specs, packing gives a value

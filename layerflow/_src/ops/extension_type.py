@@ -358,6 +358,13 @@ class ExtensionTypeSpec(TypeSpec):
         )  # fmt: skip
 
     def _from_components(self, components: Any) -> Any:
+        components = tuple(components)
+        if components and all(_only_specs(c) for c in components):
+            # specs in place of every tensor (a traced signature): the spec they describe
+            it = iter(components)
+            return self._from_fields(
+                tuple(next(it) if F.holds_tensors(s) else s for s in self._serialize())
+            )
         value = object.__new__(self._value_type)
         value.__dict__["_tf_extension_type_spec"] = self
         it = iter(components)
@@ -385,6 +392,15 @@ class ExtensionTypeSpec(TypeSpec):
     def from_tensors(self, tensors: Any) -> Any:
         flat = [next(tensors) for _ in self.flatten()]
         return nest.pack_sequence_as(self, flat, expand_composites=True)
+
+
+def _only_specs(component: Any) -> bool:
+    if isinstance(component, TypeSpec):
+        return True
+    if isinstance(component, F.ImmutableDict | tuple):
+        items = component.values() if isinstance(component, F.ImmutableDict) else component
+        return all(_only_specs(c) for c in items)
+    return False
 
 
 def _rebuild_spec(cls: type, fields: tuple[Any, ...]) -> ExtensionTypeSpec:
