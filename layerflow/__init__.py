@@ -3,6 +3,7 @@
 This module only re-exports; the implementation lives in `layerflow._src`.
 """
 
+from layerflow import _lazy_facade as _lazy
 from layerflow import config, debugging, dtypes, errors, image, linalg, math, nest, nn, random
 from layerflow._src.autodiff import dispatch as _public_names
 from layerflow._src.autodiff.custom_gradient import custom_gradient
@@ -21,24 +22,6 @@ from layerflow._src.framework.variables import (
     variable_creator_scope,
 )
 from layerflow._src.function import function, init_scope, inside_function, is_symbolic_tensor
-from layerflow._src.ops.array_extra_ops import (
-    bitcast,
-    broadcast_dynamic_shape,
-    broadcast_static_shape,
-    dynamic_partition,
-    dynamic_stitch,
-    histogram_fixed_width,
-    histogram_fixed_width_bins,
-    parallel_stack,
-    reverse_sequence,
-    shape_n,
-    slice,  # noqa: A004 - TF's name
-    strided_slice,
-    tensor_scatter_nd_max,
-    tensor_scatter_nd_min,
-    unique_with_counts,
-    unravel_index,
-)
 from layerflow._src.ops.array_ops import (
     concat,
     constant,
@@ -110,7 +93,6 @@ from layerflow._src.ops.elementwise_ops import (
     sinh,
     tan,
 )
-from layerflow._src.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map
 from layerflow._src.ops.gather_ops import (
     boolean_mask,
     gather,
@@ -167,16 +149,6 @@ from layerflow._src.ops.math_ops import (
 )
 from layerflow._src.ops.optional_ops import OptionalSpec
 from layerflow._src.ops.ordering_ops import approx_top_k, argsort, sort, unique
-from layerflow._src.ops.py_func_ops import (
-    AggregationMethod,
-    UnconnectedGradients,
-    grad_pass_through,
-    gradients,
-    hessians,
-    numpy_function,
-    py_function,
-    recompute_grad,
-)
 from layerflow._src.ops.reduce_ops import (
     add_n,
     argmax,
@@ -192,7 +164,6 @@ from layerflow._src.ops.reduce_ops import (
 )
 from layerflow._src.ops.segment_ops import searchsorted
 from layerflow._src.ops.stateless_shuffle_ops import index_shuffle as random_index_shuffle
-from layerflow._src.ops.tensor_array_ops import TensorArray, TensorArraySpec
 from layerflow._src.utils.naming import name_scope
 from layerflow.dtypes import (  # the dtype constants are tf.dtypes' own
     DType,
@@ -217,25 +188,10 @@ from layerflow.dtypes import (  # the dtype constants are tf.dtypes' own
 )
 
 # isort: split
-# --- convolution family and space-to-batch (h-tfnn) ---
-from layerflow._src.ops.conv_transpose_ops import (
-    conv,
-    conv2d_backprop_filter_v2,
-    conv2d_backprop_input_v2,
-)
-from layerflow._src.ops.pool_extra_ops import extract_volume_patches
-from layerflow._src.ops.space_batch_ops import (
-    batch_to_space,
-    required_space_to_batch_paddings,
-    space_to_batch,
-    space_to_batch_nd,
-)
+# --- convolution family and space-to-batch (h-tfnn): in _LAZY_NAMES (imported on first use) ---
 
 # isort: split
-# --- string and ragged tensors (h-strings) ---
-from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
-from layerflow._src.ops.string_ops import as_string
-from layerflow._src.ops.string_ops import fingerprint_op as fingerprint
+# --- string and ragged tensors (h-strings): in _LAZY_NAMES (imported on first use) ---
 
 # isort: split
 # --- edit distance and TF's raw N-D FFT ops (h-ext) ---
@@ -243,6 +199,12 @@ from layerflow._src.ops.fft_nd_ops import fftnd, ifftnd, irfftnd, rfftnd
 from layerflow._src.ops.sparse_cross_ops import edit_distance
 
 device = _DeviceContext
+
+
+def _this():  # noqa: ANN202 - this module
+    import sys
+
+    return sys.modules[__name__]
 
 
 def get_logger():  # noqa: ANN201 - the logging.Logger of layerflow
@@ -265,11 +227,61 @@ version = __version__
 
 # The public names of ops (TFOpLambda layers are named after them), most specific namespace
 # first, as TF's canonical names: tf.nn.relu, tf.math.reduce_sum, tf.linalg.matmul, tf.concat.
+# Names their facades import on first use come in at the first lookup (autodiff/dispatch.py).
 for _space, _module in (("nn", nn), ("math", math), ("linalg", linalg), ("image", image),
                         ("random", random)):  # fmt: skip
-    _public_names.register_namespace(_space, dict(vars(_module)))
-_public_names.register_namespace("", dict(globals()))
+    _public_names.register_namespace(_space, dict(vars(_module)), _lazy.members_of(_module))
+_public_names.register_namespace("", dict(globals()), lambda: _lazy.members_of(_this())())
 del _space, _module
+
+# Ops imported on first use, to keep `import layerflow` fast.
+_LAZY_NAMES = {
+    "bitcast": "layerflow._src.ops.array_extra_ops",
+    "broadcast_dynamic_shape": "layerflow._src.ops.array_extra_ops",
+    "broadcast_static_shape": "layerflow._src.ops.array_extra_ops",
+    "dynamic_partition": "layerflow._src.ops.array_extra_ops",
+    "dynamic_stitch": "layerflow._src.ops.array_extra_ops",
+    "histogram_fixed_width": "layerflow._src.ops.array_extra_ops",
+    "histogram_fixed_width_bins": "layerflow._src.ops.array_extra_ops",
+    "parallel_stack": "layerflow._src.ops.array_extra_ops",
+    "reverse_sequence": "layerflow._src.ops.array_extra_ops",
+    "shape_n": "layerflow._src.ops.array_extra_ops",
+    "slice": "layerflow._src.ops.array_extra_ops",
+    "strided_slice": "layerflow._src.ops.array_extra_ops",
+    "tensor_scatter_nd_max": "layerflow._src.ops.array_extra_ops",
+    "tensor_scatter_nd_min": "layerflow._src.ops.array_extra_ops",
+    "unique_with_counts": "layerflow._src.ops.array_extra_ops",
+    "unravel_index": "layerflow._src.ops.array_extra_ops",
+    "TensorArray": "layerflow._src.ops.tensor_array_ops",
+    "TensorArraySpec": "layerflow._src.ops.tensor_array_ops",
+    "conv": "layerflow._src.ops.conv_transpose_ops",
+    "conv2d_backprop_filter_v2": "layerflow._src.ops.conv_transpose_ops",
+    "conv2d_backprop_input_v2": "layerflow._src.ops.conv_transpose_ops",
+    "extract_volume_patches": "layerflow._src.ops.pool_extra_ops",
+    "batch_to_space": "layerflow._src.ops.space_batch_ops",
+    "required_space_to_batch_paddings": "layerflow._src.ops.space_batch_ops",
+    "space_to_batch": "layerflow._src.ops.space_batch_ops",
+    "space_to_batch_nd": "layerflow._src.ops.space_batch_ops",
+    "RaggedTensor": "layerflow._src.ops.ragged.ragged_tensor",
+    "RaggedTensorSpec": "layerflow._src.ops.ragged.ragged_spec",
+    "ragged_fill_empty_rows": "layerflow._src.ops.ragged.ragged_ops",
+    "ragged_fill_empty_rows_grad": "layerflow._src.ops.ragged.ragged_ops",
+    "as_string": "layerflow._src.ops.string_ops",
+    "fingerprint": "layerflow._src.ops.string_ops:fingerprint_op",
+    "foldl": "layerflow._src.ops.functional_ops",
+    "foldr": "layerflow._src.ops.functional_ops",
+    "map_fn": "layerflow._src.ops.functional_ops",
+    "scan": "layerflow._src.ops.functional_ops",
+    "vectorized_map": "layerflow._src.ops.functional_ops",
+    "AggregationMethod": "layerflow._src.ops.py_func_ops",
+    "UnconnectedGradients": "layerflow._src.ops.py_func_ops",
+    "grad_pass_through": "layerflow._src.ops.py_func_ops",
+    "gradients": "layerflow._src.ops.py_func_ops",
+    "hessians": "layerflow._src.ops.py_func_ops",
+    "numpy_function": "layerflow._src.ops.py_func_ops",
+    "py_function": "layerflow._src.ops.py_func_ops",
+    "recompute_grad": "layerflow._src.ops.py_func_ops",
+}  # fmt: skip
 
 _LAZY = {
     "experimental": "layerflow.experimental",
@@ -292,10 +304,14 @@ _LAZY = {
     "bitwise": "layerflow.bitwise",
     "sets": "layerflow.sets",
     "signal": "layerflow.signal",
+    "types": "layerflow.types",
+    "audio": "layerflow.audio",
 }
 
 
 def __getattr__(name: str):  # noqa: ANN202 - module hook
+    if name in _LAZY_NAMES:
+        return _lazy_op(name)
     if name == "bfloat16":
         return _bfloat16()
     target = _LAZY.get(name)
@@ -314,13 +330,16 @@ def __getattr__(name: str):  # noqa: ANN202 - module hook
     return module
 
 
+_lazy_op = _lazy.lazy_getattr("layerflow", _LAZY_NAMES, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_NAMES) | set(_LAZY))
+
+
 # TF names that cannot mean anything in an eager framework without op types, and why.
 _ABSENT = {
-    name: "TF registers gradients by graph op type for custom C++ ops and "
-    "gradient_override_map; layerflow ops are Python functions with no op-type registry. "
-    "Define a differentiable function with @tf.custom_gradient (or tf.stop_gradient / "
-    "tf.grad_pass_through) instead."
-    for name in ("RegisterGradient", "no_gradient", "NotDifferentiable")
+    "NotDifferentiable": "it is TF 1's name, gone from TF 2's API; use tf.no_gradient(op_type).",
 }
 
 
@@ -336,11 +355,14 @@ def _bfloat16():  # noqa: ANN202 - a DType
 def _lazy_functions() -> dict:
     """TF's top-level initializer aliases, which live in keras, tf.Module and tf.TensorSpec
     (imported on first use, to keep `import layerflow` fast)."""
+    from layerflow._src.autodiff import gradient_registry
     from layerflow._src.framework import sparse_tensor, type_spec
     from layerflow._src.framework.module import Module
     from layerflow._src.keras import initializers as init
 
     return {
+        "RegisterGradient": gradient_registry.RegisterGradient,
+        "no_gradient": gradient_registry.no_gradient,
         "Module": Module,
         "SparseTensor": sparse_tensor.SparseTensor,
         "SparseTensorSpec": sparse_tensor.SparseTensorSpec,

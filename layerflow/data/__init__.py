@@ -8,6 +8,7 @@ from layerflow._src.data.dataset import (
 )
 from layerflow._src.data.dataset import Iterator_ as Iterator
 from layerflow._src.data.dataset_methods import NumpyIterator
+from layerflow._src.data.iterator_spec import IteratorSpec
 from layerflow._src.data.options import Options, ThreadingOptions
 from layerflow._src.data.records import (
     FixedLengthRecordDataset,

@@ -32,23 +32,22 @@ from layerflow._src.ops.debugging_ops import (
     check_numerics,
     is_numeric_tensor,
 )
+from layerflow._src.utils import traceback_filter as _traceback_filter
 from layerflow.debugging import experimental
 
 
 def is_traceback_filtering_enabled() -> bool:
-    """False: layerflow never filters tracebacks (every frame of an error is shown)."""
-    return False
+    """Whether uncaught errors hide layerflow's own frames (off by default; see
+    `enable_traceback_filtering`)."""
+    return _traceback_filter.is_enabled()
+
+
+def enable_traceback_filtering() -> None:
+    """Hide layerflow's frames from the tracebacks of uncaught errors, as TF hides its own
+    (layerflow leaves this off by default)."""
+    _traceback_filter.enable()
 
 
 def disable_traceback_filtering() -> None:
-    """Nothing to do: layerflow never filters tracebacks."""
-
-
-def __getattr__(name: str):  # noqa: ANN202 - module hook
-    if name == "enable_traceback_filtering":
-        raise AttributeError(
-            "layerflow has no tf.debugging.enable_traceback_filtering: it never hides frames "
-            "from tracebacks, and cannot filter them as TF does (TF drops its own C++/graph "
-            "frames). Errors name the op and the fix instead."
-        )
-    raise AttributeError(f"module 'layerflow.debugging' has no attribute {name!r}")
+    """Show every frame of uncaught errors' tracebacks again."""
+    _traceback_filter.disable()

@@ -1,100 +1,90 @@
-"""`tf.image`: resizing and padding images (NHWC)."""
+"""`tf.image`: decoding, resizing, cropping, colour, boxes and image metrics (NHWC).
 
-from layerflow._src.ops.image_box_ops import (
-    draw_bounding_boxes,
-    generate_bounding_box_proposals,
-    sample_distorted_bounding_box,
-    stateless_sample_distorted_bounding_box,
-)
-from layerflow._src.ops.image_codec_ops import (
-    decode_and_crop_jpeg,
-    decode_bmp,
-    decode_gif,
-    decode_image,
-    decode_jpeg,
-    decode_png,
-    decode_webp,
-    extract_jpeg_shape,
-    is_jpeg,
-)
-from layerflow._src.ops.image_color_ops import (
-    adjust_brightness,
-    adjust_contrast,
-    adjust_gamma,
-    adjust_hue,
-    adjust_saturation,
-    grayscale_to_rgb,
-    hsv_to_rgb,
-    per_image_standardization,
-    rgb_to_grayscale,
-    rgb_to_hsv,
-    rgb_to_yiq,
-    rgb_to_yuv,
-    yiq_to_rgb,
-    yuv_to_rgb,
-)
-from layerflow._src.ops.image_crop_ops import (
-    central_crop,
-    crop_and_resize,
-    crop_to_bounding_box,
-    extract_glimpse,
-    extract_patches,
-    pad_to_bounding_box,
-    resize_with_crop_or_pad,
-)
-from layerflow._src.ops.image_encode_ops import (
-    adjust_jpeg_quality,
-    encode_jpeg,
-    encode_png,
-    random_jpeg_quality,
-    stateless_random_jpeg_quality,
-)
-from layerflow._src.ops.image_geometry_ops import (
-    flip_left_right,
-    flip_up_down,
-    random_crop,
-    random_flip_left_right,
-    random_flip_up_down,
-    rot90,
-    stateless_random_crop,
-    stateless_random_flip_left_right,
-    stateless_random_flip_up_down,
-    transpose,
-)
-from layerflow._src.ops.image_metric_ops import (
-    image_gradients,
-    psnr,
-    sobel_edges,
-    ssim,
-    ssim_multiscale,
-    total_variation,
-)
-from layerflow._src.ops.image_nms_ops import (
-    combined_non_max_suppression,
-    non_max_suppression,
-    non_max_suppression_overlaps,
-    non_max_suppression_padded,
-    non_max_suppression_with_scores,
-)
+Only `resize`/`convert_image_dtype` load with `import layerflow`; the other names import their
+module on first use (`layerflow/_lazy_facade.py`), to keep the import fast.
+"""
+
+from layerflow import _lazy_facade as _lazy
 from layerflow._src.ops.image_ops import (
     ResizeMethod,
     convert_image_dtype,
     resize,
     resize_with_pad,
 )
-from layerflow._src.ops.image_random_ops import (
-    random_brightness,
-    random_contrast,
-    random_hue,
-    random_saturation,
-    stateless_random_brightness,
-    stateless_random_contrast,
-    stateless_random_hue,
-    stateless_random_saturation,
-)
+
+_LAZY_NAMES = {
+    "adjust_brightness": "layerflow._src.ops.image_color_ops",
+    "adjust_contrast": "layerflow._src.ops.image_color_ops",
+    "adjust_gamma": "layerflow._src.ops.image_color_ops",
+    "adjust_hue": "layerflow._src.ops.image_color_ops",
+    "adjust_jpeg_quality": "layerflow._src.ops.image_encode_ops",
+    "adjust_saturation": "layerflow._src.ops.image_color_ops",
+    "central_crop": "layerflow._src.ops.image_crop_ops",
+    "combined_non_max_suppression": "layerflow._src.ops.image_nms_ops",
+    "crop_and_resize": "layerflow._src.ops.image_crop_ops",
+    "crop_to_bounding_box": "layerflow._src.ops.image_crop_ops",
+    "decode_and_crop_jpeg": "layerflow._src.ops.image_codec_ops",
+    "decode_bmp": "layerflow._src.ops.image_codec_ops",
+    "decode_gif": "layerflow._src.ops.image_codec_ops",
+    "decode_image": "layerflow._src.ops.image_codec_ops",
+    "decode_jpeg": "layerflow._src.ops.image_codec_ops",
+    "decode_jxl": "layerflow._src.ops.image_codec_ops",
+    "decode_png": "layerflow._src.ops.image_codec_ops",
+    "decode_webp": "layerflow._src.ops.image_codec_ops",
+    "draw_bounding_boxes": "layerflow._src.ops.image_box_ops",
+    "encode_jpeg": "layerflow._src.ops.image_encode_ops",
+    "encode_png": "layerflow._src.ops.image_encode_ops",
+    "extract_glimpse": "layerflow._src.ops.image_crop_ops",
+    "extract_jpeg_shape": "layerflow._src.ops.image_codec_ops",
+    "extract_patches": "layerflow._src.ops.image_crop_ops",
+    "flip_left_right": "layerflow._src.ops.image_geometry_ops",
+    "flip_up_down": "layerflow._src.ops.image_geometry_ops",
+    "generate_bounding_box_proposals": "layerflow._src.ops.image_box_ops",
+    "grayscale_to_rgb": "layerflow._src.ops.image_color_ops",
+    "hsv_to_rgb": "layerflow._src.ops.image_color_ops",
+    "image_gradients": "layerflow._src.ops.image_metric_ops",
+    "is_jpeg": "layerflow._src.ops.image_codec_ops",
+    "non_max_suppression": "layerflow._src.ops.image_nms_ops",
+    "non_max_suppression_overlaps": "layerflow._src.ops.image_nms_ops",
+    "non_max_suppression_padded": "layerflow._src.ops.image_nms_ops",
+    "non_max_suppression_with_scores": "layerflow._src.ops.image_nms_ops",
+    "pad_to_bounding_box": "layerflow._src.ops.image_crop_ops",
+    "per_image_standardization": "layerflow._src.ops.image_color_ops",
+    "psnr": "layerflow._src.ops.image_metric_ops",
+    "random_brightness": "layerflow._src.ops.image_random_ops",
+    "random_contrast": "layerflow._src.ops.image_random_ops",
+    "random_crop": "layerflow._src.ops.image_geometry_ops",
+    "random_flip_left_right": "layerflow._src.ops.image_geometry_ops",
+    "random_flip_up_down": "layerflow._src.ops.image_geometry_ops",
+    "random_hue": "layerflow._src.ops.image_random_ops",
+    "random_jpeg_quality": "layerflow._src.ops.image_encode_ops",
+    "random_saturation": "layerflow._src.ops.image_random_ops",
+    "resize_with_crop_or_pad": "layerflow._src.ops.image_crop_ops",
+    "rgb_to_grayscale": "layerflow._src.ops.image_color_ops",
+    "rgb_to_hsv": "layerflow._src.ops.image_color_ops",
+    "rgb_to_yiq": "layerflow._src.ops.image_color_ops",
+    "rgb_to_yuv": "layerflow._src.ops.image_color_ops",
+    "rot90": "layerflow._src.ops.image_geometry_ops",
+    "sample_distorted_bounding_box": "layerflow._src.ops.image_box_ops",
+    "sobel_edges": "layerflow._src.ops.image_metric_ops",
+    "ssim": "layerflow._src.ops.image_metric_ops",
+    "ssim_multiscale": "layerflow._src.ops.image_metric_ops",
+    "stateless_random_brightness": "layerflow._src.ops.image_random_ops",
+    "stateless_random_contrast": "layerflow._src.ops.image_random_ops",
+    "stateless_random_crop": "layerflow._src.ops.image_geometry_ops",
+    "stateless_random_flip_left_right": "layerflow._src.ops.image_geometry_ops",
+    "stateless_random_flip_up_down": "layerflow._src.ops.image_geometry_ops",
+    "stateless_random_hue": "layerflow._src.ops.image_random_ops",
+    "stateless_random_jpeg_quality": "layerflow._src.ops.image_encode_ops",
+    "stateless_random_saturation": "layerflow._src.ops.image_random_ops",
+    "stateless_sample_distorted_bounding_box": "layerflow._src.ops.image_box_ops",
+    "total_variation": "layerflow._src.ops.image_metric_ops",
+    "transpose": "layerflow._src.ops.image_geometry_ops",
+    "yiq_to_rgb": "layerflow._src.ops.image_color_ops",
+    "yuv_to_rgb": "layerflow._src.ops.image_color_ops",
+}
+__getattr__ = _lazy.lazy_getattr("layerflow.image", _LAZY_NAMES, globals())
 
 
-def __getattr__(name: str):  # names left out on purpose say why (decode_jxl)
-    from layerflow._src.ops.image_codec_ops import absent_name
-
-    raise absent_name("tf.image", name)
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_NAMES))

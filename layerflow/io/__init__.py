@@ -16,6 +16,7 @@ from layerflow._src.ops.image_codec_ops import (
     decode_gif,
     decode_image,
     decode_jpeg,
+    decode_jxl,
     decode_png,
     decode_webp,
     extract_jpeg_shape,
@@ -49,7 +50,8 @@ __all__ = [
     "WeightsFileError", "load", "parse_tensor", "read_file", "save", "serialize_tensor",
     "write_file",
     "decode_base64", "decode_csv", "decode_raw", "encode_base64",
-    "decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png",
+    "decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_jxl",
+    "decode_png",
     "decode_webp", "encode_jpeg", "encode_png", "extract_jpeg_shape", "is_jpeg",
 ]  # fmt: skip
 __all__ += [
@@ -59,9 +61,3 @@ __all__ += [
     "decode_compressed", "deserialize_many_sparse", "matching_files", "serialize_many_sparse",
     "serialize_sparse",
 ]  # fmt: skip
-
-
-def __getattr__(name: str):  # names left out on purpose say why (decode_jxl)
-    from layerflow._src.ops.image_codec_ops import absent_name
-
-    raise absent_name("tf.io", name)

@@ -91,3 +91,6 @@ msle = MSLE = mean_squared_logarithmic_error
 
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
+
+# isort: split
+from layerflow.keras import _metrics_experimental as experimental

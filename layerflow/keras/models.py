@@ -5,6 +5,7 @@ import importlib
 from layerflow._src.keras.engine.cloning import clone_model
 from layerflow._src.keras.engine.model import Model
 from layerflow._src.keras.engine.sequential import Sequential
+from layerflow.keras import _models_experimental as experimental
 
 __all__ = [
     "Model",
@@ -15,6 +16,7 @@ __all__ = [
     "save_model",
     "model_from_config",
     "model_from_yaml",
+    "experimental",
 ]
 
 

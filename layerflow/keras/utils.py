@@ -57,6 +57,14 @@ _NAMES = {
     "OrderedEnqueuer": (_SEQUENCE, "OrderedEnqueuer"),
     "GeneratorEnqueuer": (_SEQUENCE, "GeneratorEnqueuer"),
     "unpack_x_y_sample_weight": (_ADAPTER, "unpack_x_y_sample_weight"),
+    "StepsPerExecutionTuner": (
+        "layerflow._src.keras.utils.steps_per_execution_tuning", "StepsPerExecutionTuner"
+    ),
+    "audio_dataset_from_directory": (
+        "layerflow._src.keras.utils.audio_dataset", "audio_dataset_from_directory"
+    ),
+    "FeatureSpace": ("layerflow._src.keras.utils.feature_space", "FeatureSpace"),
+    "experimental": ("layerflow.keras._utils_experimental", None),
 }  # fmt: skip
 
 

@@ -1,11 +1,6 @@
 """`tf.math`: elementwise math, reductions and their aliases."""
 
-from layerflow._src.ops.bessel_ops import (
-    bessel_i0,
-    bessel_i0e,
-    bessel_i1,
-    bessel_i1e,
-)
+from layerflow import _lazy_facade as _lazy
 from layerflow._src.ops.complex_ops import angle, conj, imag, real
 from layerflow._src.ops.cumulative_ops import cumulative_logsumexp
 from layerflow._src.ops.elementwise_more_ops import (
@@ -114,19 +109,6 @@ from layerflow._src.ops.segment_ops import (
     segment_sum,
     unsorted_segment_sum,
 )
-from layerflow._src.ops.segment_reduce_ops import (
-    confusion_matrix,
-    segment_max,
-    segment_mean,
-    segment_min,
-    segment_prod,
-    unsorted_segment_max,
-    unsorted_segment_mean,
-    unsorted_segment_min,
-    unsorted_segment_prod,
-    unsorted_segment_sqrt_n,
-)
-from layerflow._src.ops.sobol_ops import sobol_sample
 from layerflow._src.ops.special_math_ops import (
     betainc,
     digamma,
@@ -141,4 +123,40 @@ from layerflow._src.ops.special_math_ops import (
     polygamma,
     zeta,
 )
-from layerflow.math import special
+
+# Imported on first use, to keep `import layerflow` fast (the op-name registry resolves them
+# at its first lookup: autodiff/dispatch.py), as is `special`.
+_LAZY_NAMES = {
+    "bessel_i0": "layerflow._src.ops.bessel_ops",
+    "bessel_i0e": "layerflow._src.ops.bessel_ops",
+    "bessel_i1": "layerflow._src.ops.bessel_ops",
+    "bessel_i1e": "layerflow._src.ops.bessel_ops",
+    "confusion_matrix": "layerflow._src.ops.segment_reduce_ops",
+    "segment_max": "layerflow._src.ops.segment_reduce_ops",
+    "segment_mean": "layerflow._src.ops.segment_reduce_ops",
+    "segment_min": "layerflow._src.ops.segment_reduce_ops",
+    "segment_prod": "layerflow._src.ops.segment_reduce_ops",
+    "unsorted_segment_max": "layerflow._src.ops.segment_reduce_ops",
+    "unsorted_segment_mean": "layerflow._src.ops.segment_reduce_ops",
+    "unsorted_segment_min": "layerflow._src.ops.segment_reduce_ops",
+    "unsorted_segment_prod": "layerflow._src.ops.segment_reduce_ops",
+    "unsorted_segment_sqrt_n": "layerflow._src.ops.segment_reduce_ops",
+    "sobol_sample": "layerflow._src.ops.sobol_ops",
+}
+
+
+def _special(name: str):  # noqa: ANN202 - the submodule
+    if name != "special":
+        raise AttributeError(f"module 'layerflow.math' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module("layerflow.math.special")
+    globals()[name] = module
+    return module
+
+
+__getattr__ = _lazy.lazy_getattr("layerflow.math", _LAZY_NAMES, globals(), _special)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_NAMES) | {"special"})

@@ -1,9 +1,6 @@
 """`tf.nn`: activations, losses and layers' building blocks."""
 
-from layerflow._src.distribute.loss_scaling import (
-    compute_average_loss,
-    scale_regularization_loss,
-)
+from layerflow import _lazy_facade as _lazy
 from layerflow._src.ops.conv_ops import (
     avg_pool,
     avg_pool1d,
@@ -55,50 +52,7 @@ from layerflow._src.ops.ordering_ops import approx_max_k, approx_min_k, top_k
 from layerflow._src.ops.segment_ops import in_top_k
 
 # isort: split
-# --- convolution family, space-to-batch, pooling (h-tfnn) ---
-from layerflow._src.ops.candidate_sampling_ops import (
-    all_candidate_sampler,
-    compute_accidental_hits,
-    fixed_unigram_candidate_sampler,
-    learned_unigram_candidate_sampler,
-    nce_loss,
-    sampled_softmax_loss,
-)
-from layerflow._src.ops.conv3d_ops import avg_pool3d, conv3d, conv3d_transpose, max_pool3d
-from layerflow._src.ops.conv_transpose_ops import (
-    atrous_conv2d,
-    atrous_conv2d_transpose,
-    conv1d_transpose,
-    conv_transpose,
-    convolution,
-    depthwise_conv2d_backprop_filter,
-    depthwise_conv2d_backprop_input,
-    separable_conv2d,
-)
-from layerflow._src.ops.ctc_ops import (
-    collapse_repeated,
-    ctc_beam_search_decoder,
-    ctc_greedy_decoder,
-    ctc_loss,
-    ctc_unique_labels,
-)
-from layerflow._src.ops.nn_extra_ops import (
-    batch_norm_with_global_normalization,
-    isotonic_regression,
-)
-from layerflow._src.ops.pool_extra_ops import (
-    dilation2d,
-    erosion2d,
-    fractional_avg_pool,
-    fractional_max_pool,
-    max_pool_with_argmax,
-)
-from layerflow._src.ops.space_batch_ops import pool, space_to_batch, with_space_to_batch
-from layerflow._src.ops.sparse_embedding_ops import (
-    embedding_lookup_sparse,
-    safe_embedding_lookup_sparse,
-)
-from layerflow.nn import experimental
+# --- convolution family, space-to-batch, pooling (h-tfnn): in _LAZY_NAMES (first use) ---
 
 # The Keras 2 cell wrappers live in keras (imported on first use, to keep `import layerflow` fast).
 _KERAS_CELL_WRAPPERS = {
@@ -108,7 +62,13 @@ _KERAS_CELL_WRAPPERS = {
 }
 
 
-def __getattr__(name: str):  # noqa: ANN202 - module hook
+def _keras_cell_wrapper(name: str):  # noqa: ANN202 - a class (or the experimental module)
+    if name == "experimental":
+        import importlib
+
+        module = importlib.import_module("layerflow.nn.experimental")
+        globals()[name] = module
+        return module
     target = _KERAS_CELL_WRAPPERS.get(name)
     if target is None:
         raise AttributeError(f"module 'layerflow.nn' has no attribute {name!r}")
@@ -117,3 +77,56 @@ def __getattr__(name: str):  # noqa: ANN202 - module hook
     value = getattr(rnn_cell_wrappers, target)
     globals()[name] = value
     return value
+
+
+# Imported on first use, to keep `import layerflow` fast (the op-name registry resolves them
+# at its first lookup: layerflow/__init__.py).
+_LAZY_NAMES = {
+    **dict.fromkeys(
+        [
+            "all_candidate_sampler",
+            "compute_accidental_hits",
+            "fixed_unigram_candidate_sampler",
+            "learned_unigram_candidate_sampler",
+            "nce_loss",
+            "sampled_softmax_loss",
+        ],
+        "layerflow._src.ops.candidate_sampling_ops",
+    ),
+    "batch_norm_with_global_normalization": "layerflow._src.ops.nn_extra_ops",
+    "isotonic_regression": "layerflow._src.ops.nn_extra_ops",
+    "avg_pool3d": "layerflow._src.ops.conv3d_ops",
+    "conv3d": "layerflow._src.ops.conv3d_ops",
+    "conv3d_transpose": "layerflow._src.ops.conv3d_ops",
+    "max_pool3d": "layerflow._src.ops.conv3d_ops",
+    "atrous_conv2d": "layerflow._src.ops.conv_transpose_ops",
+    "atrous_conv2d_transpose": "layerflow._src.ops.conv_transpose_ops",
+    "conv1d_transpose": "layerflow._src.ops.conv_transpose_ops",
+    "conv_transpose": "layerflow._src.ops.conv_transpose_ops",
+    "convolution": "layerflow._src.ops.conv_transpose_ops",
+    "depthwise_conv2d_backprop_filter": "layerflow._src.ops.conv_transpose_ops",
+    "depthwise_conv2d_backprop_input": "layerflow._src.ops.conv_transpose_ops",
+    "separable_conv2d": "layerflow._src.ops.conv_transpose_ops",
+    "collapse_repeated": "layerflow._src.ops.ctc_ops",
+    "ctc_beam_search_decoder": "layerflow._src.ops.ctc_ops",
+    "ctc_greedy_decoder": "layerflow._src.ops.ctc_ops",
+    "ctc_loss": "layerflow._src.ops.ctc_ops",
+    "ctc_unique_labels": "layerflow._src.ops.ctc_ops",
+    "dilation2d": "layerflow._src.ops.pool_extra_ops",
+    "erosion2d": "layerflow._src.ops.pool_extra_ops",
+    "fractional_avg_pool": "layerflow._src.ops.pool_extra_ops",
+    "fractional_max_pool": "layerflow._src.ops.pool_extra_ops",
+    "max_pool_with_argmax": "layerflow._src.ops.pool_extra_ops",
+    "pool": "layerflow._src.ops.space_batch_ops",
+    "space_to_batch": "layerflow._src.ops.space_batch_ops",
+    "with_space_to_batch": "layerflow._src.ops.space_batch_ops",
+    "embedding_lookup_sparse": "layerflow._src.ops.sparse_embedding_ops",
+    "safe_embedding_lookup_sparse": "layerflow._src.ops.sparse_embedding_ops",
+    "compute_average_loss": "layerflow._src.distribute.loss_scaling",
+    "scale_regularization_loss": "layerflow._src.distribute.loss_scaling",
+}
+__getattr__ = _lazy.lazy_getattr("layerflow.nn", _LAZY_NAMES, globals(), _keras_cell_wrapper)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_NAMES) | set(_KERAS_CELL_WRAPPERS) | {"experimental"})

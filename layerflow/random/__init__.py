@@ -1,12 +1,6 @@
 """`tf.random`: random tensors with TF's seeding rules."""
 
-from layerflow._src.ops.random_generator import (
-    Algorithm,
-    Generator,
-    create_rng_state,
-    get_global_generator,
-    set_global_generator,
-)
+from layerflow import _lazy_facade as _lazy
 from layerflow._src.ops.random_ops import (
     categorical,
     normal,
@@ -30,14 +24,37 @@ from layerflow._src.ops.stateless_random_ops import (
 )
 
 # isort: split
-# --- candidate samplers (h-tfnn) ---
-from layerflow._src.ops.candidate_sampling_ops import (
-    all_candidate_sampler,
-    fixed_unigram_candidate_sampler,
-    learned_unigram_candidate_sampler,
-    log_uniform_candidate_sampler,
-    uniform_candidate_sampler,
-)
+# --- candidate samplers (h-tfnn): in _LAZY_NAMES (imported on first use) ---
 
-# Last: `experimental` re-exports names of this partly imported module.
-from layerflow.random import experimental
+
+def _experimental(name: str):  # noqa: ANN202 - the submodule
+    if name != "experimental":
+        raise AttributeError(f"module 'layerflow.random' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module("layerflow.random.experimental")
+    globals()[name] = module
+    return module
+
+
+# Imported on first use, to keep `import layerflow` fast (the op-name registry resolves them
+# at its first lookup: autodiff/dispatch.py), as is `experimental`.
+_LAZY_NAMES = {
+    **dict.fromkeys(
+        ["Algorithm", "Generator", "create_rng_state", "get_global_generator",
+         "set_global_generator"],
+        "layerflow._src.ops.random_generator",
+    ),
+    **dict.fromkeys(
+        ["all_candidate_sampler", "fixed_unigram_candidate_sampler",
+         "learned_unigram_candidate_sampler", "log_uniform_candidate_sampler",
+         "uniform_candidate_sampler"],
+        "layerflow._src.ops.candidate_sampling_ops",
+    ),
+    "stateless_parameterized_truncated_normal": "layerflow._src.ops.stateless_truncated_ops",
+}  # fmt: skip
+__getattr__ = _lazy.lazy_getattr("layerflow.random", _LAZY_NAMES, globals(), _experimental)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_NAMES) | {"experimental"})

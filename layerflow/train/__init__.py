@@ -15,12 +15,17 @@ from layerflow._src.saving.coordinator import Coordinator
 from layerflow._src.saving.moving_averages import ExponentialMovingAverage
 from layerflow._src.saving.restore import LoadStatus as CheckpointLoadStatus
 
+# isort: split
+from layerflow._src.saving.checkpoint_view import CheckpointView, TrackableView
+from layerflow.train import experimental
+
 __all__ = ["Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "latest_checkpoint"]
 __all__ += [
     "CheckpointOptions", "ClusterSpec", "Coordinator", "ExponentialMovingAverage",
     "checkpoints_iterator", "get_checkpoint_state", "list_variables", "load_checkpoint",
     "load_variable",
 ]  # fmt: skip
+__all__ += ["CheckpointView", "TrackableView", "experimental"]
 
 # The Example protocol buffers import protobuf (the `proto` extra) on first use only.
 __all__ += list(_example_proto.NAMES)

@@ -53,12 +53,3 @@ def test_log_device_placement(capsys):
     err = capsys.readouterr().err
     assert err.count("Executing op exp in device /job:localhost/replica:0/task:0/device:CPU:0") == 1
     assert _state.tapes == []
-
-
-def test_traceback_filtering_and_dump_are_honest():
-    assert tf.debugging.is_traceback_filtering_enabled() is False
-    tf.debugging.disable_traceback_filtering()
-    with pytest.raises(AttributeError, match="never hides frames"):
-        tf.debugging.enable_traceback_filtering  # noqa: B018
-    with pytest.raises(AttributeError, match="enable_check_numerics"):
-        tf.debugging.experimental.enable_dump_debug_info  # noqa: B018

@@ -142,3 +142,17 @@ def test_autograph_converter_hook_is_applied():
     finally:
         tf_function.set_autograph_converter(saved)
     assert seen == ["<lambda>"]
+
+
+def test_tf_range_with_a_tensor_bound_runs_at_call_time():
+    @tf.function
+    def f(n):
+        r = tf.range(n)
+        return r, tf.range(1, n, 2), tf.range(0.0, tf.cast(n, tf.float32))
+
+    r, odd, fl = f(tf.constant(5, tf.int64))
+    assert r.dtype == tf.int64 and r.numpy().tolist() == [0, 1, 2, 3, 4]
+    assert odd.dtype == tf.int64 and odd.numpy().tolist() == [1, 3]
+    assert fl.dtype == tf.float32 and fl.numpy().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert f(tf.constant(2, tf.int64))[0].numpy().tolist() == [0, 1]
+    assert f.experimental_get_tracing_count() == 1

@@ -126,3 +126,75 @@ def test_layers_with_array_kernel_gradients_train_inside_a_trace(make, shape):
     for a, b in zip(traced(x), grads(x)):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
     assert traced.experimental_get_tracing_count() == 1
+
+
+def _host_steps(function):
+    """The names of the host steps of a tf.function's (only) traced program."""
+    (concrete,) = {id(c): c for c in function._traces.values()}.values()
+    return [getattr(s.fn, "__name__", "") for s in concrete._plan.program_steps
+            if s.kind == "host"]  # fmt: skip
+
+
+def test_metrics_written_with_ops_are_traced_not_host_steps():
+    m = tf.keras.metrics.Mean()
+    acc = tf.keras.metrics.SparseCategoricalAccuracy()
+
+    @tf.function
+    def step(x, y, p):
+        m.update_state(x)
+        acc.update_state(y, p)
+        return m.result(), acc.result()
+
+    y = tf.constant([0, 1])
+    step(tf.constant([1.0, 3.0]), y, tf.constant([[0.9, 0.1], [0.8, 0.2]]))
+    assert _host_steps(step) == []  # one program: the updates and results are its steps
+    r = step(tf.constant([5.0, 7.0]), y, tf.constant([[0.9, 0.1], [0.1, 0.9]]))
+    assert (float(r[0]), float(r[1])) == (4.0, 0.75)
+
+
+class NumpyMean(tf.keras.metrics.Metric):
+    """A metric that computes on values (like Keras 3's PyMetric): not traceable."""
+
+    def __init__(self, name="numpy_mean", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.total = self.add_weight("total")
+        self.count = self.add_weight("count")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        err = np.abs(np.asarray(y_true, np.float32) - np.asarray(y_pred, np.float32))
+        self.total.assign_add(float(err.sum()))
+        self.count.assign_add(float(err.size))
+
+    def result(self):
+        return tf.constant(float(self.total.numpy()) / max(float(self.count.numpy()), 1.0))
+
+
+def test_a_metric_computing_on_values_runs_as_a_host_step_at_every_call():
+    m = NumpyMean()
+
+    @tf.function
+    def step(y, p):
+        m.update_state(y, p)
+        return m.result()
+
+    y = tf.constant([[1.0], [2.0]])
+    assert float(step(y, tf.constant([[0.0], [2.0]]))) == 0.5
+    assert float(step(y, tf.constant([[1.0], [0.0]]))) == 0.75  # state kept across calls
+    assert _host_steps(step) == ["update_state", "run"]
+    assert step.experimental_get_tracing_count() == 1
+
+
+def test_compiled_fit_with_a_host_metric_matches_eager():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((40, 3)).astype(np.float32)
+    y = x @ np.array([[1.0], [-1.0], [0.5]], np.float32)
+
+    def run(eager):
+        tf.keras.utils.set_random_seed(2)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile("sgd", "mse", metrics=[NumpyMean(), "mae"], run_eagerly=eager)
+        return model.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False).history
+
+    compiled, eager = run(False), run(True)
+    for key in ("loss", "numpy_mean", "mae"):
+        np.testing.assert_allclose(compiled[key], eager[key], rtol=1e-5)

@@ -279,3 +279,25 @@ def test_a_host_step_gets_folded_constants_and_its_structure_rebuilt_at_every_ca
     cf(tf.constant(1.0))
     cf(tf.constant(5.0))
     assert seen[-2:] == [(6.0, 1.0, 1), (6.0, 5.0, 1)]
+
+
+def test_gemms_into_plan_buffers_choose_blas_threads_as_the_ops_do(monkeypatch):
+    from layerflow._src.backend import blas_threads
+    from layerflow._src.function import buffers
+
+    calls = []
+    monkeypatch.setattr(blas_threads, "gemm", lambda m, n, k: calls.append((m, n, k)))
+    rng = np.random.default_rng(0)
+    w = tf.Variable(rng.standard_normal((64, 32)).astype(np.float32))
+    b = tf.Variable(np.zeros(32, np.float32))
+    layer = tf.keras.layers.Dense(32, activation="relu")
+    x = tf.constant(rng.standard_normal((16, 64)).astype(np.float32))
+    layer(x)
+    f = tf.function(lambda x: layer(x) + tf.matmul(x, w) + b)
+    expected = (layer(x) + tf.matmul(x, w) + b).numpy()
+    f(x)  # trace
+    assert {"dense", "matmul"} <= {s.fn.name for s in f.get_concrete_function(x)._plan.program_steps
+                                   if s.kind == "op" and s.fn.name in buffers.INTO}  # fmt: skip
+    calls.clear()
+    np.testing.assert_allclose(f(x).numpy(), expected, rtol=1e-5)
+    assert (16, 32, 64) in calls and (16 * 64, 32, 1) in calls  # the dense and the matmul

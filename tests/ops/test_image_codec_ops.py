@@ -245,10 +245,45 @@ def test_random_jpeg_quality_draws_and_stateless_repeats():
     np.testing.assert_array_equal(a, tf.image.stateless_random_jpeg_quality(smooth, 5, 95, [3, 4]))
 
 
-def test_decode_jxl_is_absent_with_the_reason():
-    for module in (tf.io, tf.image):
-        assert not hasattr(module, "decode_jxl")
-        with pytest.raises(AttributeError, match="no JPEG XL support"):
-            module.decode_jxl  # noqa: B018
-    with pytest.raises(AttributeError, match="has no attribute 'decode_nothing'"):
+JXL = np.load(HERE / "jxl.npz")
+JXL_FILES = [k for k in JXL.files if k.endswith(("_lossless", "_lossy"))]
+
+
+@pytest.mark.parametrize("key", JXL_FILES)
+def test_decode_jxl_matches_tf(key):
+    pytest.importorskip("pillow_jxl")
+    data = JXL[key].tobytes()
+    # Lossless files decode exactly; lossy ones within a grey level of TF's (its libjxl differs).
+    tol = 0 if key.endswith("_lossless") else 1
+    for got, ref in ((tf.io.decode_jxl(data), JXL[f"{key}_tf"]),
+                     (tf.image.decode_jxl(data), JXL[f"{key}_tf"]),
+                     (tf.io.decode_image(data), JXL[f"{key}_tf_image"])):  # fmt: skip
+        assert got.dtype == tf.uint8 and got.shape == ref.shape
+        assert np.abs(got.numpy().astype(int) - ref).max() <= tol
+    if key.endswith("_lossless"):  # lossless: the pixels that were encoded
+        pixels = JXL[key.replace("_lossless", "_pixels")]
+        np.testing.assert_array_equal(tf.io.decode_png(data).numpy().reshape(pixels.shape), pixels)
+
+
+def test_decode_jxl_channels_and_errors_as_tf():
+    pytest.importorskip("pillow_jxl")
+    gray, rgb = JXL["L_lossless"].tobytes(), JXL["RGB_lossless"].tobytes()
+    assert tf.io.decode_jxl(gray, channels=1).shape == (5, 7, 1)
+    assert tf.io.decode_jxl(rgb, channels=3).shape == (6, 4, 3)
+    for data, c in ((gray, 3), (rgb, 1), (rgb, 4)):  # TF converts no JPEG XL channels either
+        with pytest.raises(tf.errors.InvalidArgumentError, match="does not match"):
+            tf.io.decode_jxl(data, channels=c)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be 0, 1, 3 or 4"):
+        tf.io.decode_jxl(rgb, channels=2)
+    with pytest.raises(TypeError, match="dtype must be uint8"):
+        tf.io.decode_jxl(rgb, dtype=tf.uint16)
+    for bad in (rgb[:10], b"\xff\x0a" + b"\x00" * 30):  # truncated, and a header of zeros
+        with pytest.raises(tf.errors.InvalidArgumentError, match="decode_jxl"):
+            tf.io.decode_jxl(bad)
+    png = tf.io.encode_png(tf.zeros((2, 2, 3), tf.uint8))  # as TF, decode_jxl reads a PNG too
+    assert tf.io.decode_jxl(png).shape == (2, 2, 3)
+
+
+def test_unknown_names_still_raise_attribute_error():
+    with pytest.raises(AttributeError, match="decode_nothing"):
         tf.io.decode_nothing  # noqa: B018

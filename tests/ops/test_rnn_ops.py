@@ -184,15 +184,17 @@ def test_gradient_recomputes_when_the_forward_kept_no_residual(kind):
     taped = tape.gradient(loss, ts)
     dys = [2.0 * o for o in outs]
     seq = rnn_ops.Seq(*flags)
-    m = tf.constant(mask)._data
+    m, r = tf.constant(mask), tf.constant(rmask)
+    extras = (True, True)
     if kind == "lstm":
-        direct = rnn_ops._lstm_grad(*dys, ts[0], ts[1], ts[2], ts[3], m, rmask, seq, None)
+        direct = rnn_ops._lstm_grad([*dys, *ts[:4], m, r], seq, extras, None)
         pairs = zip(direct, [taped[0], taped[1], taped[2], taped[3]])
     elif kind == "simple":
-        direct = rnn_ops._simple_grad(*dys, ts[0], ts[1], ts[3], m, rmask, seq, "tanh", None)
+        direct = rnn_ops._simple_grad([*dys, ts[0], ts[1], ts[3], m, r], seq, extras, "tanh",
+                                      None)  # fmt: skip
         pairs = zip(direct, [taped[0], taped[1], taped[3]])
     else:
-        direct = rnn_ops._gru_grad(*dys, ts[0], ts[1], ts[3], ts[4], m, rmask, seq,
+        direct = rnn_ops._gru_grad([*dys, ts[0], ts[1], ts[3], ts[4], m, r], seq, extras,
                                    kind == "gru", None)  # fmt: skip
         pairs = zip(direct, [taped[0], taped[1], taped[3], taped[4]])
     for d, t in pairs:

@@ -48,6 +48,8 @@ class _Watcher:
         self._recording = True
         self.check_numerics = False
         self.log_placement = False
+        # `enable_dump_debug_info`'s recorder (`debug_dump.py`), or None.
+        self.dump: Any = None
 
     def append(self, node: tuple) -> None:
         prim, inputs, result, _, _ = node
@@ -55,6 +57,8 @@ class _Watcher:
         if self.log_placement:
             device = outs[0].device if outs else "?"
             print(f"Executing op {prim.name} in device {device}", file=sys.stderr)
+        if self.dump is not None:
+            self.dump(prim, inputs, outs)
         if self.check_numerics:
             for i, out in enumerate(outs):
                 _check(prim.name, i, len(outs), out, inputs)
@@ -119,7 +123,7 @@ def _ensure_watcher() -> _Watcher:
 
 
 def _drop_if_idle(watcher: _Watcher) -> None:
-    if not (watcher.check_numerics or watcher.log_placement):
+    if not (watcher.check_numerics or watcher.log_placement or watcher.dump is not None):
         _state.tapes.remove(watcher)
 
 

@@ -22,11 +22,12 @@ stack frames and no module scans at call time:
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from layerflow._src.autodiff import specs
-from layerflow._src.framework import convert
+from layerflow._src.framework import composite_dispatch, convert
 
 # id(function) -> public name; op name (`@op("relu")`) -> public name. First registration wins,
 # so the facade registers its namespaces most specific first (nn, math, linalg, ..., top level).
@@ -34,10 +35,18 @@ _by_function: dict[int, str] = {}
 _by_op_name: dict[str, str] = {}
 _keep: list[Any] = []  # the registered functions stay alive, so their ids stay unique
 _by_name: dict[str, Any] = {}  # public name -> function (first registration wins)
+# Every registration in order: ("fn", function, name) or ("ns", namespace, members, lazy).
+# A namespace may have names its facade imports on first use (`lazy()` imports and returns
+# them); at the first lookup they are imported and the maps are rebuilt from this log, so each
+# name is registered where its namespace was and "first wins" gives the same names as eager
+# imports would.
+_log: list[tuple] = []
+_pending = [False]
+_resolve_lock = threading.RLock()
+_rebuilding = [False]
 
 
-def register_public_name(fn: Any, name: str) -> None:
-    """Record that `fn` is public as `name` (e.g. "tf.nn.relu"); the first name wins."""
+def _add(fn: Any, name: str) -> None:
     if id(fn) not in _by_function:
         _by_function[id(fn)] = name
         _keep.append(fn)
@@ -47,18 +56,62 @@ def register_public_name(fn: Any, name: str) -> None:
         _by_op_name.setdefault(prim.name, name)
 
 
-def register_namespace(namespace: str, members: dict[str, Any]) -> None:
-    """Name the public callables of one facade namespace ("" is the top level `tf.`)."""
+def _add_namespace(namespace: str, members: dict[str, Any]) -> None:
     prefix = f"tf.{namespace}." if namespace else "tf."
     for key, value in members.items():
         if key.startswith("_") or not callable(value) or isinstance(value, type):
             continue
-        register_public_name(value, prefix + key)
+        _add(value, prefix + key)
         _by_op_name.setdefault(key, prefix + key)
+
+
+def register_public_name(fn: Any, name: str) -> None:
+    """Record that `fn` is public as `name` (e.g. "tf.nn.relu"); the first name wins."""
+    _log.append(("fn", fn, name))
+    _add(fn, name)
+
+
+def register_namespace(namespace: str, members: dict[str, Any],
+                       lazy: Callable[[], dict[str, Any]] | None = None) -> None:  # fmt: skip
+    """Name the public callables of one facade namespace ("" is the top level `tf.`);
+    `lazy()` gives the ones the facade imports on first use (called at the first lookup)."""
+    _log.append(("ns", namespace, members, lazy))
+    _add_namespace(namespace, members)
+    if lazy is not None:
+        _pending[0] = True
+
+
+def _resolve_pending() -> None:
+    with _resolve_lock:  # (another thread may look a name up meanwhile: it waits)
+        if _pending[0] and not _rebuilding[0]:  # (a lookup while importing: the maps so far)
+            _rebuilding[0] = True
+            try:
+                _rebuild()
+            finally:
+                _rebuilding[0] = False
+
+
+def _rebuild() -> None:
+    entries = list(_log)
+    loaded = {i: e[3]() for i, e in enumerate(entries) if e[0] == "ns" and e[3] is not None}
+    for i, names in loaded.items():  # (importing them may have logged public_api names)
+        _log[i] = ("ns", entries[i][1], {**entries[i][2], **names}, None)
+    _by_function.clear()
+    _by_op_name.clear()
+    _by_name.clear()
+    _keep.clear()
+    for entry in _log:
+        if entry[0] == "fn":
+            _add(entry[1], entry[2])
+        else:
+            _add_namespace(entry[1], entry[2])
+    _pending[0] = False
 
 
 def function_named(name: str) -> Any:
     """The public function registered as `name` ("tf.nn.relu"), or None."""
+    if _pending[0]:
+        _resolve_pending()
     return _by_name.get(name)
 
 
@@ -67,6 +120,8 @@ def name_of(fn: Any) -> str:
     declared = getattr(fn, "public_name", None)
     if declared is not None:
         return declared
+    if _pending[0]:
+        _resolve_pending()
     found = _by_function.get(id(fn))
     if found is not None:
         return found
@@ -99,6 +154,8 @@ def public_api(
     def decorate(fn: Callable[..., Any]) -> Any:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if composite_dispatch.types[0] and composite_dispatch.has_composite(args, kwargs):
+                return composite_dispatch.dispatch(wrapper, args, kwargs)
             if convert.symbolic[0] and _has_symbolic(args, kwargs):
                 if specs.is_tracing():
                     if spec is not None:

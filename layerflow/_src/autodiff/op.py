@@ -68,6 +68,7 @@ from typing import Any
 
 from layerflow._src import backend
 from layerflow._src.autodiff import tape as _tape
+from layerflow._src.framework import composite_dispatch as _composite
 from layerflow._src.framework import convert as _convert
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import to_array
@@ -127,6 +128,18 @@ FAMILIES = {
     # maximum, sums): strings are rejected, every other dtype passes.
     "non_string": ("biufcmMV", "any dtype but string"),
 }
+
+
+# Every primitive by its normalized name ("MatMul", "mat_mul" and "matmul" are one key), for
+# `tf.RegisterGradient` / `tf.no_gradient` (autodiff/gradient_registry.py). `on_define` is
+# that module's hook: called with each primitive defined after it (op modules load lazily).
+primitives: dict[str, list[Primitive]] = {}
+on_define: list[Callable[[Primitive], None]] = []
+
+
+def normalize_op_name(name: str) -> str:
+    """The registry key of an op name: TF's CamelCase type or layerflow's snake_case name."""
+    return name.replace("_", "").lower()
 
 
 def recording() -> bool:
@@ -205,6 +218,8 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
     `(None, None)` when an input is symbolic (a KerasTensor): the caller hands the whole call
     to the registered handler instead (see `framework/convert.register_symbolic`).
     """
+    if _flags.general and _flags.autocast is not None and prim is not _autocast.prim:
+        values = autocast_values(values)
     if _flags.general and _flags.tracer is not None:
         return None, None  # a tf.function trace records every op call (see `_symbolic_call`)
     anchor = None
@@ -215,8 +230,11 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
     symbolic = _convert.symbolic[0]
     if symbolic and anchor is None and any(isinstance(v, symbolic) for v in values):
         return None, None
+    composite = _composite.types[0]  # a RaggedTensor: its registered override runs the op
     scoped = backend.scoped_device()
     if anchor is None:
+        if composite and any(isinstance(v, composite) for v in values):
+            return None, None
         device = scoped or backend.current_device()
         first = to_array(values[0], None, device) if values else None
         hint = dtypes.from_numpy(first.dtype) if prim.same_dtype and values else None
@@ -229,7 +247,7 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
     for v in values:
         if isinstance(v, TensorLike):
             out.append(v if v._device is device else copy_to_device(v, device))
-        elif symbolic and isinstance(v, symbolic):
+        elif (symbolic and isinstance(v, symbolic)) or isinstance(v, composite):
             return None, None
         else:
             out.append(Tensor(to_array(v, hint, device), device))
@@ -238,7 +256,13 @@ def _convert_inputs(prim: Primitive, values: Any) -> tuple[Any, Any]:
 
 def _symbolic_call(wrapper: Any, args: tuple, kwargs: dict) -> Any:
     """An op called on symbolic inputs, or during a `tf.function` trace: the registered
-    handler, or the trace, records the call."""
+    handler, or the trace, records the call; a composite argument (a RaggedTensor) runs the
+    op's registered override (`framework/composite_dispatch.py`)."""
+    if _composite.types[0] and _composite.has_composite(args, kwargs):
+        return _composite.dispatch(wrapper, args, kwargs)
+    if _flags.autocast is not None and wrapper is not _autocast:
+        args = tuple(autocast_values(a) if isinstance(a, list) else a for a in args)
+        args = autocast_values(args)
     tracer = _flags.tracer
     if tracer is not None:
         return tracer.op_call(wrapper, args, kwargs)
@@ -411,6 +435,8 @@ def op(
 
         def set_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
             prim.grad_fn = fn
+            for hook in on_define:  # a user's registered gradient replaces the built-in one
+                hook(prim)
             return fn
 
         def set_spec(rule: Callable[..., Any] | str) -> Callable[..., Any] | str:
@@ -420,6 +446,9 @@ def op(
         wrapper.grad = set_grad  # type: ignore[attr-defined]
         wrapper.spec = set_spec  # type: ignore[attr-defined]
         wrapper.prim = prim  # type: ignore[attr-defined]
+        primitives.setdefault(normalize_op_name(name), []).append(prim)
+        for hook in on_define:
+            hook(prim)
         return wrapper
 
     return decorate
@@ -466,3 +495,38 @@ def _(dy: Any, out: Any, a: Any, b: Any) -> Any:
 
 
 _tape._sum_grads = _accumulate_grad
+
+
+# --- mixed precision: variables read in a layer's compute dtype ------------------------------
+# A Keras layer with a mixed policy (`mixed_float16`) keeps float32 variables marked
+# `_lf_autocast` and calls its `call` with `backend.flags.autocast` set to its compute dtype:
+# every op that takes such a variable then takes it through this cast (recorded like any op,
+# so the gradient reaching the variable is float32), as tf_keras's AutoCastVariable reads.
+@op("cast", 1, may_alias=True)
+def _autocast(xp: Any, x: Any, dtype: Any) -> Any:
+    return x.astype(dtype, copy=False)
+
+
+@_autocast.grad
+def _(dy: Any, out: Any, x: Any, dtype: Any) -> Any:
+    return _autocast(dy, x._data.dtype)
+
+
+def autocast_values(values: Any) -> Any:
+    """`values` with each autocast variable read in the current autocast dtype (a list, or
+    the same sequence when nothing is cast)."""
+    target = _flags.autocast
+    out = None
+    for i, v in enumerate(values):
+        if (
+            isinstance(v, Variable)
+            and v.__dict__.get("_lf_autocast", False)
+            and v._data.dtype.kind == "f"
+            and v._data.dtype != target
+        ):
+            if out is None:
+                out = list(values)
+            out[i] = _autocast(v, target)
+    if out is None:
+        return values
+    return tuple(out) if isinstance(values, tuple) else out

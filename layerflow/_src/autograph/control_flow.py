@@ -177,9 +177,15 @@ def _tf_if_stmt(cond: Any, body: Callable, orelse: Callable, get_state: Callable
 
     def branch(fn: Callable, label: str, other: str) -> Callable[[], tuple]:
         def run() -> tuple:
+            # The caller's state is left as it was: a gradient re-traces the branch later, after
+            # the `if` (tf.cond's gradient), and must not change the names the code goes on with.
+            saved = get_state()
             set_state(init)
-            fn()
-            values = tuple(get_state())[:nouts]
+            try:
+                fn()
+                values = tuple(get_state())[:nouts]
+            finally:
+                set_state(saved)
             outs[label] = values
             _branch_vars(values, names, label)
             if other in outs:
@@ -278,14 +284,24 @@ def _tf_while_stmt(test: Callable, body: Callable, get_state: Callable, set_stat
         start, flag = tuple(get_state()), True
         _init_vars(start, names)
 
+    # Both leave the caller's state as they found it (see `_tf_if_stmt`): the loop's gradient
+    # traces the body again after the loop.
     def aug_test(flag: Any, *values: Any) -> Any:
+        saved = get_state()
         set_state(values)
-        return _verify_condition(test(), "while loop")
+        try:
+            return _verify_condition(test(), "while loop")
+        finally:
+            set_state(saved)
 
     def aug_body(flag: Any, *values: Any) -> tuple:
+        saved = get_state()
         set_state(values)
-        body()
-        new = tuple(get_state())
+        try:
+            body()
+            new = tuple(get_state())
+        finally:
+            set_state(saved)
         _loop_vars(values, new, names, invariants)
         return (True, *new)
 

@@ -12,9 +12,8 @@ import logging
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,24 +22,22 @@ _log = logging.getLogger("layerflow")
 _PREFIX = "/job:localhost/replica:0/task:0/device:"
 
 
-@dataclass(frozen=True)
-class PhysicalDevice:
+# Named tuples, as TF's (and no dataclasses: `import layerflow` stays without inspect and ast).
+class PhysicalDevice(NamedTuple):
     """A physical device, as `tf.config.list_physical_devices` returns it."""
 
     name: str
     device_type: str
 
 
-@dataclass(frozen=True)
-class LogicalDevice:
+class LogicalDevice(NamedTuple):
     """A logical device, as `tf.config.list_logical_devices` returns it."""
 
     name: str
     device_type: str
 
 
-@dataclass(frozen=True)
-class LogicalDeviceConfiguration:
+class LogicalDeviceConfiguration(NamedTuple):
     """One logical device carved out of a physical one (`memory_limit` in MiB, GPUs only)."""
 
     memory_limit: int | None = None
@@ -116,7 +113,9 @@ class _Flags:
     trace running in THIS thread (None outside one; set by the function layer), so that other
     threads keep executing eagerly. `general`: more than one device, or a trace running in
     some thread, i.e. the op wrappers must leave their fast path (and the slow path asks
-    `tracer`).
+    `tracer`). `autocast`: the floating dtype the variables made for autocasting are read in,
+    in THIS thread (a mixed-precision Keras layer's call; None otherwise); while one is set in
+    some thread, `general` is set too, so that the slow path applies it.
     """
 
     multi_device = False
@@ -126,6 +125,7 @@ class _Flags:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._tracing = 0  # threads now tracing
+        self._autocasting = 0  # threads now in an autocast scope
 
     @property
     def tracer(self) -> Any:
@@ -139,8 +139,20 @@ class _Flags:
             self._tracing += (value is not None) - before
             self.refresh()
 
+    @property
+    def autocast(self) -> Any:
+        return getattr(self._local, "autocast", None)
+
+    @autocast.setter
+    def autocast(self, value: Any) -> None:
+        before = self.autocast is not None
+        self._local.autocast = value
+        with self._lock:
+            self._autocasting += (value is not None) - before
+            self.refresh()
+
     def refresh(self) -> None:
-        self.general = self.multi_device or self._tracing > 0
+        self.general = self.multi_device or self._tracing > 0 or self._autocasting > 0
 
 
 flags = _Flags()

@@ -54,11 +54,15 @@ class BatchDataset(_Unary):
 
     def _generic(self) -> Iterator[Any]:
         it = self._input._elements()
+        ragged = ragged_batching.ragged_flags(self._input)  # rows of a RaggedTensor
         while True:
             group = list(itertools.islice(it, self._batch_size))
             if not group or (self._drop and len(group) < self._batch_size):
                 return
-            yield stack_elements(group)
+            if any(ragged) or ragged_batching.has_ragged(group[0]):
+                yield ragged_batching.batch_with_ragged(group, ragged, "int64")
+            else:
+                yield stack_elements(group)
 
     def _cardinality(self) -> int:
         n = self._input._cardinality()
@@ -71,7 +75,7 @@ class BatchDataset(_Unary):
         if self._input._cardinality() == INFINITE:
             lead = self._batch_size
         return nest.map_structure(
-            lambda s: structure.TensorSpec([lead, *s.shape], s.dtype), self._input.element_spec
+            lambda s: ragged_batching.batched_spec(s, lead), self._input.element_spec
         )
 
 
@@ -203,3 +207,7 @@ class UnbatchDataset(_Unary):
         return nest.map_structure(
             lambda s: structure.TensorSpec(s.shape[1:], s.dtype), self._input.element_spec
         )
+
+
+# ragged_batching subclasses BatchDataset: imported last (as dataset.py imports its nodes).
+from layerflow._src.data import ragged_batching  # noqa: E402

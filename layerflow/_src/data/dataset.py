@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.data import structure
+from layerflow._src import backend
+from layerflow._src.data import fingerprint, iterator_spec, structure
 from layerflow._src.data.dataset_methods import DatasetMethods, NumpyIterator
 from layerflow._src.data.plan import INFINITE, UNKNOWN, Plan
 from layerflow._src.framework import dtypes, errors
@@ -42,6 +43,12 @@ def count_arg(value: Any, what: str, minimum: int) -> int:
     return value
 
 
+def _tracer() -> Any:
+    """The active `tf.function` trace, if any (`backend.flags`: no import of `function/`)."""
+    flags = backend.flags
+    return flags.tracer if flags.general else None
+
+
 class Iterator_:
     """What `iter(dataset)` returns: a Python iterator with TF's `get_next()` and `element_spec`."""
 
@@ -55,17 +62,48 @@ class Iterator_:
         return self
 
     def __next__(self) -> Any:
+        tracer = _tracer()
+        if tracer is not None:
+            return self._traced_next(tracer, "IteratorGetNext")
         return next(self._it)
 
     def get_next(self) -> Any:
+        tracer = _tracer()
+        if tracer is not None:
+            return self._traced_next(tracer, "IteratorGetNext")
+        return self._get_next()
+
+    def _get_next(self) -> Any:
         try:
             return next(self._it)
         except StopIteration:
             raise errors.OutOfRangeError(None, None, "End of sequence") from None
 
+    def _traced_next(self, tracer: Any, name: str) -> Any:
+        """Inside a `tf.function` trace: a step that takes the next element each time the
+        program runs (TF's IteratorGetNext op), never an element frozen at trace time."""
+        from layerflow._src.autodiff.specs import ArraySpec
+
+        spec = self.element_spec
+        flat = structure.flatten(spec)
+        out_spec = [ArraySpec(tuple(s.shape.as_list()), s.dtype) for s in flat]
+
+        def pull() -> list[Any]:
+            return structure.flatten(self._get_next())
+
+        outs = tracer.host_call(pull, (), {}, out_spec, name=name, stateful=True)
+        return structure.pack(spec, list(outs))
+
     @property
     def element_spec(self) -> Any:
         return self._dataset.element_spec
+
+    @property
+    def _type_spec(self) -> Any:
+        return iterator_spec.IteratorSpec(self.element_spec)
+
+
+iterator_spec.register_iterator_type(Iterator_)
 
 
 class Dataset(DatasetMethods):
@@ -119,6 +157,20 @@ class Dataset(DatasetMethods):
             self._spec_cache = spec
         return spec
 
+    def fingerprint(self) -> Tensor:
+        """A uint64 scalar hashing what determines the elements (see `data/fingerprint.py`):
+        equal fingerprints mean equal elements, for deterministic functions and unchanged files.
+
+        >>> import layerflow as tf
+        >>> a = tf.data.Dataset.range(5).map(lambda x: x + 1).fingerprint()
+        >>> b = tf.data.Dataset.range(5).map(lambda x: x + 1).fingerprint()
+        >>> a.dtype, bool(a == b), bool(a == tf.data.Dataset.range(6).fingerprint())
+        (tf.uint64, True, False)
+        """
+        from layerflow._src.ops.array_ops import constant
+
+        return constant(np.uint64(fingerprint.fingerprint(self, Dataset)))
+
     def cardinality(self) -> Tensor:
         """The number of elements as an int64 scalar: -1 if infinite, -2 if unknown.
 
@@ -163,6 +215,10 @@ class Dataset(DatasetMethods):
         >>> [(int(a), float(b)) for a, b in ds]
         [(1, 3.0), (2, 4.0)]
         """
+        from layerflow._src.data import ragged_batching
+
+        if ragged_batching.has_ragged(tensors):  # a RaggedTensor's rows
+            return ragged_batching.RaggedSliceDataset(tensors)
         return sources.TensorSliceDataset(tensors)
 
     @staticmethod

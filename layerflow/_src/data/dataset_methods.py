@@ -1,12 +1,13 @@
-"""The rest of `tf.data.Dataset`'s methods (a base class of `Dataset`): interleave, flat_map,
-scan, window, group_by_window, bucket_by_sequence_length, take_while, unique, rejection_resample,
-get_single_element, ignore_errors, rebatch, options/with_options, save/load/snapshot,
-sample_from_datasets, choose_from_datasets, counter, random.
+"""The rest of `tf.data.Dataset`'s methods (a base class of `Dataset`): ragged_batch,
+sparse_batch, interleave, flat_map, scan, window, group_by_window, bucket_by_sequence_length,
+take_while, unique, rejection_resample, get_single_element, ignore_errors, rebatch,
+options/with_options, save/load/snapshot, sample_from_datasets, choose_from_datasets, counter,
+random.
 
 Import cycle, on purpose (the one `dataset` describes, extended): `Dataset` subclasses this
 class, and its methods construct nodes of `transforms_extra`, `persistence`, `resample`,
-`records`, `transforms`, `batching` and `sources`, which subclass `Dataset`. Those modules are
-imported inside the methods, when `dataset` is complete.
+`records`, `transforms`, `batching`, `composite_batching` and `sources`, which subclass
+`Dataset`. Those modules are imported inside the methods, when `dataset` is complete.
 """
 
 from __future__ import annotations
@@ -64,6 +65,38 @@ class DatasetMethods:
     """Methods of `tf.data.Dataset` (see the module docstring)."""
 
     # -- mapping to datasets -------------------------------------------------------------------
+
+    def ragged_batch(self, batch_size: Any, drop_remainder: bool = False,
+                     row_splits_dtype: Any = "int64", name: str | None = None) -> Any:  # fmt: skip
+        """Batch elements of different shapes into RaggedTensors (see `composite_batching.py`).
+
+        >>> import layerflow as tf
+        >>> ds = tf.data.Dataset.range(1, 4).map(lambda n: tf.range(n)).ragged_batch(2)
+        >>> [b.to_list() for b in ds]
+        [[[0], [0, 1]], [[0, 1, 2]]]
+        """
+        from layerflow._src.data import composite_batching
+
+        size = _count(batch_size, "batch_size", 1)
+        return composite_batching.RaggedBatchDataset(
+            self, size, bool(drop_remainder), composite_batching.splits_dtype_arg(row_splits_dtype)
+        )
+
+    def sparse_batch(self, batch_size: Any, row_shape: Any, name: str | None = None) -> Any:
+        """Batch tensors of one rank, each no larger than `row_shape`, into SparseTensors of
+        dense shape [batch, *row_shape] (see `composite_batching.py`).
+
+        >>> import layerflow as tf
+        >>> ds = tf.data.Dataset.range(1, 3).map(lambda n: tf.fill([n], n)).sparse_batch(2, [3])
+        >>> tf.sparse.to_dense(next(iter(ds))).numpy().tolist()
+        [[1, 0, 0], [2, 2, 0]]
+        """
+        from layerflow._src.data import composite_batching
+
+        size = _count(batch_size, "batch_size", 1)
+        return composite_batching.SparseBatchDataset(
+            self, size, composite_batching.row_shape_arg(row_shape)
+        )
 
     def interleave(self, map_func: Callable, cycle_length: Any = None, block_length: Any = None,
                    num_parallel_calls: Any = None, deterministic: Any = None,

@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 
 from layerflow._src import backend
+from layerflow._src.framework import composite_dispatch
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.type_spec import TensorSpec  # noqa: F401 - data specs use it
-from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 from layerflow._src.utils import nest
 
 
@@ -35,8 +35,10 @@ def normalize(value: Any, copy_arrays: bool = True) -> Any:
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, Mapping):
         return {k: normalize(v, copy_arrays) for k, v in value.items()}
-    if type(value) is Tensor or isinstance(value, SparseTensor | RaggedTensor):
-        return value  # composite tensors (tf.io.parse_example's results) are elements as they are
+    if type(value) is Tensor or isinstance(value, (SparseTensor, *composite_dispatch.types[0])):
+        # composite tensors (tf.io.parse_example's results; RaggedTensor once loaded) are
+        # elements as they are
+        return value
     if isinstance(value, np.ndarray) and copy_arrays:
         value = np.array(value)
     return convert_to_tensor(value)

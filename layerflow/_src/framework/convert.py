@@ -127,6 +127,12 @@ def host_array(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
                 "numbers, bools or strings."
             )
     else:
+        fix = getattr(type(value), "_dense_conversion_fix", None)
+        if fix is not None:  # a composite with no dense value (SparseTensor): TF refuses it
+            raise ValueError(
+                f"Attempt to convert a value ({_short(value)}) with an unsupported type "
+                f"({type(value).__name__}) to a Tensor. Convert it explicitly with {fix}."
+            )
         arr = _python_array(value)
         if arr.dtype.kind == "O":
             arr = _string_array(arr)

@@ -47,6 +47,9 @@ class SparseTensor:
     (TensorShape([2, 3]), [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]])
     """
 
+    # `tf.convert_to_tensor(sparse)` raises (as in TF) and names this conversion instead.
+    _dense_conversion_fix = "tf.sparse.to_dense(x)"
+
     # `_memo`: host-side structure that ops derive from the (immutable) indices, e.g. the CSR
     # row pointers of sparse_dense_matmul; it lives and dies with this object.
     __slots__ = ("_indices", "_values", "_dense_shape", "_memo", "__weakref__")

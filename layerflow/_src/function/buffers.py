@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src.backend import blas_threads
 from layerflow._src.framework.variables import Variable
 from layerflow._src.function.graph import Const, Graph, Step
 
@@ -62,16 +63,22 @@ def _relu_grad(xp: Any, out: Any, dy: Any, y: Any) -> None:
     xp.multiply(dy, y > 0, out=out)
 
 
+# The GEMMs choose BLAS threads per call as the ops do (`backend/blas_threads`): without it a
+# small product runs with the thread count the last large one set, which on a busy machine
+# cost a 256x256x10 product 25x its single-thread time (measured).
 def _matmul(xp: Any, out: Any, a: Any, b: Any, transpose_a: bool = False,
             transpose_b: bool = False) -> None:  # fmt: skip
     if transpose_a:
         a = a.swapaxes(-1, -2)
     if transpose_b:
         b = b.swapaxes(-1, -2)
+    if a.size > 255:
+        blas_threads.gemm(a.size, b.shape[-1], 1)
     xp.matmul(a, b, out=out)
 
 
 def _dense(xp: Any, out: Any, x: Any, kernel: Any, bias: Any, relu: bool) -> None:
+    blas_threads.gemm(x.shape[0], kernel.shape[1], kernel.shape[0])
     xp.matmul(x, kernel, out=out)
     out += bias
     if relu:
@@ -162,7 +169,7 @@ def assign(steps: list[Step], graph: Graph, outputs: list[Any],
                 views[o] = frozenset()
             continue
         seen = frozenset().union(*[views.get(r, frozenset()) for r in rs])
-        if step.kind in ("host", "cond", "while") or (
+        if step.kind in ("host", "cond", "while", "while_grad") or (
             step.kind == "assign" and step.fn not in ("assign_add", "assign_sub")
         ):
             escaped |= seen

@@ -6,7 +6,8 @@ records ONE control-flow step, which runs the chosen block (or loops) at every c
 
 Gradients: a traced `cond` is one node on the active tapes whose gradient is again a `cond`,
 each branch re-running its function under a tape (the forward recomputed, the gradient program
-derived at trace time). Gradients through a traced `while_loop` are not supported yet and say so.
+derived at trace time). A traced `while_loop`'s gradient is a reverse loop over the iterations
+it ran (`loop_gradient.py`).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from typing import Any
 from layerflow._src.autodiff import tape as _tape
 from layerflow._src.autodiff.op import Primitive
 from layerflow._src.autodiff.specs import ArraySpec
-from layerflow._src.framework import convert, errors
+from layerflow._src.framework import convert
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.variables import Variable
 from layerflow._src.function import graph as _graph
+from layerflow._src.function import loop_gradient as _loop_gradient
 from layerflow._src.function.graph import GraphTensor, Step
 from layerflow._src.ops import control_flow_ops as _cf
 from layerflow._src.utils import nest
@@ -231,33 +233,21 @@ def graph_while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_va
             body_refs.append(ref)
     limit = None
     if maximum_iterations is not None:
-        if isinstance(maximum_iterations, GraphTensor):
-            raise TypeError(
-                "tf.while_loop: maximum_iterations must be known when the function is traced "
-                "(a Python int or a concrete tensor), not a symbolic tensor."
-            )
-        limit = int(maximum_iterations)
+        if not isinstance(maximum_iterations, GraphTensor):
+            maximum_iterations = int(maximum_iterations)
+        limit = tracer.ref(maximum_iterations)
     outs = [graph.new_tensor(lv._data, tracer.device, "while") for lv in loop]
-    step = Step("while", None, [tracer.ref(v) for v in flat], (), {}, [t._slot for t in outs])
+    # With a tape recording, the loop keeps each iteration's loop variables for its gradient.
+    ext = _external(graph, [cblock, bblock])
+    float_in = ext or any(_is_float(v) for v in flat)
+    stack = _loop_gradient.new_slot(graph) if _tape._state.tapes and float_in else None
+    out_slots = [t._slot for t in outs] + ([] if stack is None else [stack])
+    step = Step("while", None, [tracer.ref(v) for v in flat], (), {}, out_slots)
     step.blocks = [cblock, bblock]
-    step.extra = ([t._slot for t in loop], pred_ref, body_refs, limit)
+    step.extra = ([t._slot for t in loop], pred_ref, body_refs, limit, stack)
     graph.block.append(step)
-    tapes = _tape._state.tapes
-    ext = _external(graph, [cblock, bblock]) + [v for v in flat if _is_float(v)]
-    if tapes and ext:
-        prim = Primitive("while_loop", None, len(ext), True, False, False, True)
-
-        def no_gradient(dys: Any, out: Any, inputs: Any) -> Any:
-            raise errors.UnimplementedError(
-                None,
-                "while_loop",
-                "Gradients through a tf.while_loop traced inside tf.function are not supported "
-                "yet. Compute the loop with Python control flow on Python values, or run the "
-                "function eagerly (tf.config.run_functions_eagerly(True)).",
-            )
-
-        prim.grad_fn = no_gradient
-        _tape.record(tapes, prim, ext, tuple(outs), (), {})
+    if stack is not None:
+        _loop_gradient.record(loop_vars, body, loop, flat, outs, ext, stack)
     return nest.pack_sequence_as(loop_vars, outs)
 
 

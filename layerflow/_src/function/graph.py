@@ -178,7 +178,8 @@ class Const:
 
 
 class Step:
-    """One recorded call: `kind` is "op", "array", "host", "var", "cond" or "while".
+    """One recorded call: `kind` is "op", "array", "host", "assign", "cond", "while" or
+    "while_grad" (`loop_gradient.py`).
 
     `refs` are the inputs (ints: slots; Variables: read when the step runs; Const: fixed);
     `outs` the slots it defines; `blocks` the sub-programs of a control-flow step.
@@ -458,7 +459,7 @@ def _materialize(value: Any) -> Any:
 
 def host_method(fn: Callable[..., Any] | None = None, *,
                 result: Callable[..., Any] | None = None,
-                outputs: bool = False) -> Any:  # fmt: skip
+                outputs: bool = False, trace: bool = False) -> Any:  # fmt: skip
     """Make a stateful eager method a host step inside `tf.function` traces.
 
     Code that works on arrays (an optimizer's `apply_gradients`, a metric's `update_state`)
@@ -469,6 +470,14 @@ def host_method(fn: Callable[..., Any] | None = None, *,
     With `outputs=True` the call's tensor results are the step's outputs, computed at every
     call (a metric's `result()`): the method is run once eagerly while tracing to learn their
     structure, shapes and dtypes, so it must have no side effects.
+
+    With `trace=True` the call is first traced like any code (its ops and variable writes
+    become steps of the program, as a metric written with ops needs). It becomes a host step
+    instead, the steps it recorded dropped, when that trace fails on a symbolic tensor (the
+    method computes on values: NumPy, `float()`), when a method without outputs changed no
+    variable (its effect is Python state, which a trace would change only once), or when
+    one with outputs returned values that are not traced tensors (read while tracing, they
+    would be frozen).
 
     >>> class Counter:
     ...     n = 0
@@ -483,6 +492,19 @@ def host_method(fn: Callable[..., Any] | None = None, *,
             tracer = _flags.tracer
             if tracer is None:
                 return f(*args, **kwargs)
+            if trace:
+                block = tracer.graph.block
+                mark = len(block)
+                try:
+                    value = f(*args, **kwargs)
+                except Exception:  # noqa: BLE001 - a real error is raised again by the host run
+                    value = block  # (a marker: not traced)
+                if value is not block:
+                    if outputs and all(isinstance(v, GraphTensor) for v in nest.flatten(value)):
+                        return value
+                    if not outputs and any(_changes_state(s) for s in block[mark:]):
+                        return value
+                del block[mark:]
             if outputs:
                 return _sampled_host_call(tracer, f, args, kwargs)
             shown = None if result is None else result(*args, **kwargs)
@@ -492,6 +514,10 @@ def host_method(fn: Callable[..., Any] | None = None, *,
         return wrapper
 
     return decorate if fn is None else decorate(fn)
+
+
+def _changes_state(step: Step) -> bool:
+    return step.stateful or any(_changes_state(s) for b in step.blocks for s in b)
 
 
 def _sampled_host_call(tracer: Tracer, f: Callable[..., Any], args: tuple,

@@ -69,8 +69,12 @@ def rewrite(step: Step, subst: dict[int, Any]) -> Step:
     if step.kind == "cond":
         extra = [[_sub(r, subst) for r in refs] for refs in extra]
     elif step.kind == "while":
-        loop_slots, pred, body_out, limit = extra
-        extra = (loop_slots, _sub(pred, subst), [_sub(r, subst) for r in body_out], limit)
+        loop_slots, pred, body_out, limit, stack = extra
+        body_out = [_sub(r, subst) for r in body_out]
+        extra = (loop_slots, _sub(pred, subst), body_out, _sub(limit, subst), stack)
+    elif step.kind == "while_grad":
+        holders, dy_holders, grad_refs = extra
+        extra = (holders, dy_holders, [_sub(r, subst) for r in grad_refs])
     new.extra = extra
     return new
 

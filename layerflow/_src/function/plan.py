@@ -15,7 +15,11 @@ loss forward dead); buffers add nothing measurable there (glibc hands the freed 
 arrays straight back). The rest is outside the plan: the optimizer's host step (~0.2 ms) and
 the small ops. numexpr was tried for elementwise chains: 4x slower than NumPy's in-place ufunc
 chain here (1 thread), so it is not used; the in-place chain itself is ~1.35x faster than
-allocating one (256x256 to 1024x1024).
+allocating one (256x256 to 1024x1024). Two costs outside the arithmetic showed up in `fit`
+(CPU s/epoch, one process, loaded machine): the ~1 MiB arrays a step allocates afresh (the
+batch, a weight's gradient) paid their page faults again at every call under glibc's default
+malloc thresholds (`allocator.py`: 0.52 -> 0.41), and GEMMs written into buffers ran with the
+BLAS thread count the previous large product had set (`buffers.py` now sets it per call).
 
 `Plan.replay` runs the same steps through the op wrappers on Tensors instead: a call of the
 function under an active `GradientTape` takes that path, so the tape records every op and the
@@ -34,7 +38,9 @@ from layerflow._src import backend
 from layerflow._src.autodiff import op as _op
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.variables import Variable
+from layerflow._src.function import allocator as _allocator
 from layerflow._src.function import buffers as _buffers
+from layerflow._src.function import loop_gradient as _loop_gradient
 from layerflow._src.function import optimize as _optimize
 from layerflow._src.function.graph import Const, Graph, Step, suspended
 from layerflow._src.utils import nest
@@ -53,8 +59,10 @@ def _reads(step: Step) -> set[int]:
         for refs in step.extra:
             out |= {r for r in refs if type(r) is int}
     elif step.kind == "while":
-        _, pred, body_out, _ = step.extra
-        out |= {r for r in [pred, *body_out] if type(r) is int}
+        _, pred, body_out, limit, _ = step.extra
+        out |= {r for r in [pred, *body_out, limit] if type(r) is int}
+    elif step.kind == "while_grad":
+        out |= {r for r in step.extra[2] if type(r) is int}
     return out
 
 
@@ -64,7 +72,7 @@ def _prune(steps: list[Step], needed: set[int]) -> list[Step]:
     for step in reversed(steps):
         if (
             step.stateful
-            or step.kind in ("cond", "while")
+            or step.kind in ("cond", "while", "while_grad")
             and _has_state(step)
             or any(o in needed for o in step.outs)
         ):
@@ -146,6 +154,8 @@ def _compile(step: Step, device: backend.Device) -> Runner:
         return _compile_cond(step, device)
     if kind == "while":
         return _compile_while(step, device)
+    if kind == "while_grad":
+        return _loop_gradient.compile_while_grad(step, device, _compile_block, _getter)
     raise ValueError(f"unknown step kind {kind!r}")
 
 
@@ -271,19 +281,24 @@ def _compile_cond(step: Step, device: backend.Device) -> Runner:
 def _compile_while(step: Step, device: backend.Device) -> Runner:
     init_gets = [_getter(r) for r in step.refs]
     cond_block, body_block = (_compile_block(b, device) for b in step.blocks)
-    loop_slots, pred, body_out, limit = step.extra
+    loop_slots, pred, body_out, limit, stack_slot = step.extra
     pred_get = _getter(pred)
+    limit_get = None if limit is None else _getter(limit)
     body_gets = [_getter(r) for r in body_out]
     outs = step.outs
 
     def run_while(env: list[Any]) -> None:
         for s, g in zip(loop_slots, [g(env) for g in init_gets]):
             env[s] = g
+        n = None if limit_get is None else int(limit_get(env))
+        stack: list[list[Any]] | None = None if stack_slot is None else []
         count = 0
-        while limit is None or count < limit:
+        while n is None or count < n:
             _run_block(cond_block, env)
             if not bool(pred_get(env)):
                 break
+            if stack is not None:  # the iteration's loop variables, for the gradient
+                stack.append([env[s] for s in loop_slots])
             _run_block(body_block, env)
             new = [g(env) for g in body_gets]
             for s, v in zip(loop_slots, new):
@@ -291,6 +306,8 @@ def _compile_while(step: Step, device: backend.Device) -> Runner:
             count += 1
         for s, ls in zip(outs, loop_slots):
             env[s] = env[ls]
+        if stack is not None:
+            env[stack_slot] = stack
 
     return run_while
 
@@ -308,6 +325,7 @@ class Plan:
         self.graph = graph
         self.device = device
         self.output_refs = output_refs
+        _allocator.tune()
         needed = {r for r in output_refs if type(r) is int}
         self.steps = _prune(graph.steps, set(needed))  # as traced: `replay` runs these
         self.n_slots = graph.n_slots
@@ -416,14 +434,17 @@ def _replay_block(steps: list[Step], env: dict[int, Any], device: backend.Device
             for s, r in zip(step.outs, step.extra[i]):
                 env[s] = _value(r, env)
         elif step.kind == "while":
-            loop_slots, pred, body_out, limit = step.extra
+            loop_slots, pred, body_out, limit, stack_slot = step.extra
             for s, r in zip(loop_slots, step.refs):
                 env[s] = _value(r, env)
+            n = None if limit is None else int(_value(limit, env))
+            stack: list[list[Any]] = []
             count = 0
-            while limit is None or count < limit:
+            while n is None or count < n:
                 _replay_block(step.blocks[0], env, device)
                 if not bool(_value(pred, env)):
                     break
+                stack.append([getattr(env[s], "_data", env[s]) for s in loop_slots])
                 _replay_block(step.blocks[1], env, device)
                 new = [_value(r, env) for r in body_out]
                 for s, v in zip(loop_slots, new):
@@ -431,3 +452,15 @@ def _replay_block(steps: list[Step], env: dict[int, Any], device: backend.Device
                 count += 1
             for s, ls in zip(step.outs, loop_slots):
                 env[s] = env[ls]
+            if stack_slot is not None:
+                env[stack_slot] = stack
+        elif step.kind == "while_grad":
+            # Run on arrays: the loop's gradient program is not itself differentiated.
+            arrays: dict[int, Any] = {}
+            for r in _reads(step):
+                if r in env:
+                    v = env[r]
+                    arrays[r] = v if isinstance(v, list) else getattr(v, "_data", v)
+            _compile(step, device)(arrays)  # type: ignore[arg-type]
+            for s in step.outs:
+                env[s] = Tensor(arrays[s], device)

@@ -66,6 +66,18 @@ def call_key_and_leaves(args: tuple, kwargs: dict) -> tuple[tuple, list[Any]]:
             leaves = list(args)
             key = tuple([("T", tuple(a._data.shape), a._data.dtype.str) for a in args])
             return (("flat", len(args)), key), leaves
+    if not kwargs:
+        # Plain tuples and lists of leaves (a compiled fit step's tuple of batches): one walk
+        # gives the structure and the leaves.
+        leaves = []
+        try:
+            picture = _plain_structure(args, leaves)
+        except _NotPlain:
+            pass
+        else:
+            flat = all(c is None for c in picture[1])
+            structure = ("flat", len(args)) if flat else ("seq", picture)
+            return (structure, tuple(_leaf_keys(leaves))), leaves
     leaves = nest.flatten((args, kwargs), expand_composites=True)
     flat = not kwargs and all(not nest.is_nested(a) and not nest.is_composite(a) for a in args)
     structure = (
@@ -74,6 +86,27 @@ def call_key_and_leaves(args: tuple, kwargs: dict) -> tuple[tuple, list[Any]]:
         else repr(nest.map_structure(lambda _: 0, (args, kwargs), expand_composites=True))
     )
     return (structure, tuple(leaf_key(v) for v in leaves)), leaves
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _plain_structure(value: Any, leaves: list[Any]) -> Any:
+    """A hashable picture of nested plain tuples and lists (leaves appended in nest's order);
+    `_NotPlain` for dicts, namedtuples and other nested types."""
+    t = type(value)
+    if t is tuple or t is list:
+        return (t is list, tuple([_plain_structure(v, leaves) for v in value]))
+    if nest.is_nested(value) or nest.is_composite(value):  # composites take nest's walk
+        raise _NotPlain
+    leaves.append(value)
+    return None
+
+
+def _leaf_keys(leaves: list[Any]) -> list[Any]:
+    return [("T", tuple(v._data.shape), v._data.dtype.str) if type(v) is Tensor else leaf_key(v)
+            for v in leaves]  # fmt: skip
 
 
 def covers(trace_key: tuple, key: tuple) -> bool:
@@ -145,6 +178,10 @@ def bind_signature(fn: Any, input_signature: list[Any], args: tuple, kwargs: dic
         if len(flat_specs) != len(flat_values):
             raise fail(f"Can not cast {value!r} to {spec!r}")
         for v, s in zip(flat_values, flat_specs):
+            if not isinstance(s, TensorSpec):  # a RaggedTensorSpec: its own compatibility
+                if not s.is_compatible_with(v):
+                    raise fail(f"Can not cast {v!r} to {s!r}")
+                continue
             got = _spec_of(v)
             if not (got.dtype == s.dtype and s.shape.is_compatible_with(got.shape)):
                 raise fail(f"Can not cast {got!r} to {s!r}")

@@ -28,7 +28,7 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.autodiff import tape as _tape
 from layerflow._src.data.structure import TensorSpec
-from layerflow._src.framework import convert, dtypes
+from layerflow._src.framework import composite_dispatch, convert, dtypes
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.variables import Variable, variable_creator_scope
 from layerflow._src.function import graph as _graph
@@ -83,6 +83,7 @@ class ConcreteFunction:
         self.structured_input_signature = structured_input_signature
         self.structured_outputs = structured_outputs
         self._out_structure = out_structure
+        self._pack = _packer(out_structure)
         self._keepalive = keepalive  # the objects whose ids are part of the key
 
     @property
@@ -127,7 +128,7 @@ class ConcreteFunction:
         else:
             arrays = self._plan.run([_as_array(t, device) for t in tensors])
             flat = [Tensor(a, device) for a in arrays]
-        return _pack_outputs(self._out_structure, flat)
+        return self._pack(iter(flat))
 
     def pretty_signature_line(self) -> str:
         args, kwargs = self.structured_input_signature
@@ -203,6 +204,36 @@ def _pack_outputs(structure: Any, flat: list[Any]) -> Any:
 _SLOT = object()  # marks the output leaves that the plan computes
 
 
+def _packer(structure: Any) -> Callable[[Any], Any]:
+    """`_pack_outputs(structure, ...)` compiled once (called with an iterator of the computed
+    leaves): plain tuples, lists and dicts are rebuilt without walking the structure again."""
+    t = type(structure)
+    if t is tuple or t is list:
+        subs = [_packer(c) for c in structure]
+        if t is list:
+            return lambda it: [b(it) for b in subs]
+        return lambda it: tuple([b(it) for b in subs])
+    if t is dict and all(type(k) is str for k in structure):
+        # nest walks a dict in sorted key order and rebuilds it in its own order
+        order = sorted(structure)
+        subs_d = {k: _packer(structure[k]) for k in order}
+        keys = list(structure)
+
+        def pack_dict(it: Any) -> dict:
+            values = {k: subs_d[k](it) for k in order}
+            return {k: values[k] for k in keys}
+
+        return pack_dict
+    if nest.is_nested(structure) or nest.is_composite(structure):
+        # other nested types and composites (extension types): nest's walk, taking only the
+        # leaves of this part (its siblings follow in the same iterator)
+        n = sum(1 for leaf in nest.flatten(structure, expand_composites=True) if leaf is _SLOT)
+        return lambda it: _pack_outputs(structure, [next(it) for _ in range(n)])
+    if structure is _SLOT:
+        return lambda it: next(it)
+    return lambda it: structure
+
+
 class Function:
     """A `tf.function`: see the module docstring.
 
@@ -223,8 +254,10 @@ class Function:
                     f"input_signature must be either a tuple or a list, got "
                     f"{type(input_signature).__name__}."
                 )
+            from layerflow._src.ops.ragged.ragged_spec import RaggedTensorSpec  # on first use
+
             for s in nest.flatten(list(input_signature), expand_composites=True):
-                if not isinstance(s, TensorSpec):
+                if not isinstance(s, TensorSpec | RaggedTensorSpec):
                     raise TypeError(
                         f"input_signature must be a possibly nested sequence of TensorSpec "
                         f"objects, got invalid args {s!r}."
@@ -303,6 +336,10 @@ class Function:
             args = _sig.bind_signature(self._python_function, self._input_signature, args,
                                        kwargs)  # fmt: skip
             kwargs = {}
+        if composite_dispatch.types[0] and composite_dispatch.has_composite(args, kwargs):
+            # RaggedTensor arguments: their row partitions are read on the host, so the body
+            # runs eagerly, with the same results, and is not traced.
+            return self._python_function(*args, **kwargs)
         self._calls += 1
         key, leaves = _sig.call_key_and_leaves(args, kwargs)
         concrete = self._traces.get(key)

@@ -11,7 +11,14 @@ from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import op
 from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import dtypes, errors
-from layerflow._src.framework.convert import as_int, as_ints, convert_to_tensor, host_array
+from layerflow._src.framework.composite_dispatch import dispatchable
+from layerflow._src.framework.convert import (
+    as_int,
+    as_ints,
+    convert_to_tensor,
+    host_array,
+    is_symbolic_value,
+)
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.variables import Variable
@@ -147,17 +154,52 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # n
     """`tf.range`: like Python's range; int32 for ints, float32 if any bound is a float."""
     if limit is None:
         start, limit = 0, start
+    tracer = backend.flags.tracer
+    if tracer is not None and any(is_symbolic_value(v) for v in (start, limit, delta)):
+        return _traced_range(tracer, (start, limit, delta), dtype)
     vals = [float(v) if isinstance(v, TensorLike) and v.dtype.is_floating else v
             for v in (start, limit, delta)]  # fmt: skip
     vals = [int(v) if isinstance(v, TensorLike) else v for v in vals]
     if delta == 0:
         raise errors.InvalidArgumentError(None, "range", "range: delta must not be 0.")
-    if dtype is None:
-        dt = np.float32 if any(isinstance(v, float) for v in vals) else np.int32
-    else:
-        dt = dtypes.as_dtype(dtype).np
+    dt = _range_dtype((start, limit, delta), dtype)
     device = backend.current_device()
     return Tensor(device.xp.arange(*vals, dtype=dt), device)
+
+
+_RANGE_ORDER = ("int32", "int64", "float16", "bfloat16", "float32", "float64")
+
+
+def _range_dtype(bounds: tuple, dtype: Any) -> Any:
+    """`tf.range`'s dtype: `dtype` if given, else TF's widest of the bounds' dtypes
+    (int32 < int64 < float16 < float32 < float64), Python ints counting as int32 and floats as
+    float32."""
+    if dtype is not None:
+        return dtypes.as_dtype(dtype).np
+    inferred = "int32"
+    for v in bounds:
+        if isinstance(v, float):
+            name_ = "float32"
+        elif getattr(v, "dtype", None) is not None and not isinstance(v, (int, bool)):
+            name_ = dtypes.as_dtype(v.dtype).name
+        else:
+            name_ = "int32"
+        if name_ in _RANGE_ORDER and _RANGE_ORDER.index(name_) > _RANGE_ORDER.index(inferred):
+            inferred = name_
+    return dtypes.as_dtype(inferred).np
+
+
+def _traced_range(tracer: Any, bounds: tuple, dtype: Any) -> Any:
+    """`tf.range` on a tensor bound inside a `tf.function` trace: a step computed at each call
+    (its length is unknown while tracing), with `_range_dtype`'s dtype."""
+    dt = _range_dtype(bounds, dtype)
+
+    def run(xp: Any, start: Any, limit: Any, delta: Any) -> Any:
+        if delta == 0:
+            raise errors.InvalidArgumentError(None, "range", "range: delta must not be 0.")
+        return xp.arange(start.item(), limit.item(), delta.item(), dtype=dt)
+
+    return tracer.array_call(run, list(bounds), ArraySpec((None,), dt), "range")
 
 
 def linspace(start: Any, stop: Any, num: int, name: str | None = None, axis: int = 0) -> Tensor:
@@ -353,6 +395,7 @@ def _(dy: Any, out: Any, values: list[Any], axis: int) -> Any:
     return list(split(dy, sizes, axis=axis))
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def concat(values: Any, axis: int, name: str | None = None) -> Tensor:
     """Join tensors along an existing axis."""
     values = list(values)
@@ -375,6 +418,7 @@ def _(dy: Any, out: Any, values: list[Any], axis: int) -> Any:
     return list(unstack(dy, axis=axis))
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def stack(values: Any, axis: int = 0, name: str | None = None) -> Tensor:
     """Join tensors of equal shape along a new axis."""
     values = list(values)
@@ -440,6 +484,7 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Any = None,
 # --- shape queries --------------------------------------------------------------------------------
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def shape(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor:  # noqa: A002
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
     if None in x._data.shape and backend.flags.tracer is not None:  # known when it runs
@@ -448,6 +493,7 @@ def shape(input: Any, out_type: Any = "int32", name: str | None = None) -> Tenso
     return Tensor(device.xp.asarray(x._data.shape, dtype=dtypes.as_dtype(out_type).np), device)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def size(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor:  # noqa: A002
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
     if x._data.size is None and backend.flags.tracer is not None:  # known when it runs
@@ -455,6 +501,7 @@ def size(input: Any, out_type: Any = "int32", name: str | None = None) -> Tensor
     return Tensor(x._device.xp.asarray(x._data.size, dtype=dtypes.as_dtype(out_type).np), x._device)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
     x = input if isinstance(input, TensorLike) else convert_to_tensor(input)
     return Tensor(x._device.xp.asarray(x._data.ndim, dtype=np.int32), x._device)

@@ -11,6 +11,7 @@ import numpy as np
 
 from layerflow._src.autodiff.op import op
 from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.composite_dispatch import dispatchable
 
 # --- comparisons and logic (no gradient) ---------------------------------------------------------
 
@@ -65,6 +66,7 @@ def _(dy: Any, out: Any, x: Any, dtype: Any) -> Any:
     return _cast(dy, x._data.dtype)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
     """Convert `x` to `dtype` (floats to ints truncate toward zero, as in TF)."""
     return _cast(x, dtypes.as_dtype(dtype).np)
@@ -82,9 +84,11 @@ def _ones_like(xp: Any, x: Any, dtype: Any = None) -> Any:
     return xp.ones_like(x, dtype=dtype)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def zeros_like(input: Any, dtype: Any = None, name: str | None = None) -> Any:  # noqa: A002
     return _zeros_like(input, None if dtype is None else dtypes.as_dtype(dtype).np)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def ones_like(input: Any, dtype: Any = None, name: str | None = None) -> Any:  # noqa: A002
     return _ones_like(input, None if dtype is None else dtypes.as_dtype(dtype).np)

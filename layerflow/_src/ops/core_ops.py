@@ -14,6 +14,7 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import errors
+from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.convert import as_ints
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops import shape_ops
@@ -132,6 +133,9 @@ def _real_div(xp: Any, x: Any, y: Any) -> Any:
 
 @_real_div.grad
 def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
+    if dy._data.dtype.kind == "c":
+        # TF's RealDivGrad for complex operands: the adjoint, through conj(x) and conj(y).
+        x, y = _conj(x), _conj(y)
     gx = _real_div(dy, y)
     gy = negative(multiply(gx, _real_div(x, y)))
     return _unbroadcast(gx, x), _unbroadcast(gy, y)
@@ -196,6 +200,7 @@ def _(dy: Any, out: Any, x: Any, axis: Any = None, keepdims: bool = False) -> An
     return _reduction_grad(dy, x, axis, keepdims)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                name: str | None = None) -> Any:  # fmt: skip
     """Sum over `axis` (all axes when None).
@@ -241,6 +246,7 @@ def _(dy: Any, out: Any, x: Any, axis: Any = None, keepdims: bool = False) -> An
     return _reduction_grad(_real_div(dy, count), x, axis, keepdims)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                 name: str | None = None) -> Any:  # fmt: skip
     """Mean over `axis`; integer tensors give integer means (truncated), as in TF."""
@@ -285,8 +291,8 @@ def _extremum(name: str, fn_name: str) -> Any:
     return public
 
 
-reduce_max = _extremum("reduce_max", "max")
-reduce_min = _extremum("reduce_min", "min")
+reduce_max = dispatchable(_extremum("reduce_max", "max"))
+reduce_min = dispatchable(_extremum("reduce_min", "min"))
 
 
 # --- shape ops the gradients above need -----------------------------------------------------------

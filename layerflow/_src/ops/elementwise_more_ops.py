@@ -15,6 +15,7 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.array_ops import concat
 from layerflow._src.ops.elementwise_ops import cosh, sinh
@@ -182,6 +183,7 @@ def truncatemod(xp: Any, x: Any, y: Any) -> Any:
     return xp.fmod(x, y)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def realdiv(x: Any, y: Any, name: str | None = None) -> Any:
     """x / y for float and complex tensors (TF's RealDiv; integers are refused).
 
@@ -205,6 +207,7 @@ def _limits(dt: Any) -> Any:
     return np.finfo(dt) if dt.kind == "f" else np.iinfo(dt)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def saturate_cast(value: Any, dtype: Any, name: str | None = None) -> Any:
     """Cast `value` to `dtype`, clamping it to the target's range first (NaN becomes 0 for an
     integer target; a complex value keeps its real part for a real target).
@@ -260,6 +263,7 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
     return gx, gy
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def multiply_no_nan(x: Any, y: Any, name: str | None = None) -> Any:
     """x * y, but 0 wherever y is 0, even where x is inf or NaN (float and complex tensors).
 

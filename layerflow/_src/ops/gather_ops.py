@@ -16,6 +16,7 @@ from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.convert import as_int
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.ops.array_ops import _shape_tuple, concat
@@ -70,6 +71,7 @@ def _(ddx: Any, out: Any, dy: Any, indices: Any, shape: Any, axis: int) -> Any:
     return _gather(ddx, indices, axis), None
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = None,
            batch_dims: int = 0, name: str | None = None) -> Any:  # fmt: skip
     """Slices of `params` along `axis` at `indices`.

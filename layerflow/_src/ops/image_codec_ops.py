@@ -1,5 +1,6 @@
-"""`tf.io` image codecs: JPEG, PNG, GIF, BMP and WebP decoding and JPEG/PNG encoding, through
-Pillow (the `image` extra: `pip install 'layerflow[image]'`); PNG encoding is written here.
+"""`tf.io` image codecs: JPEG, PNG, GIF, BMP, WebP and JPEG XL decoding and JPEG/PNG encoding,
+through Pillow (the `image` extra: `pip install 'layerflow[image]'`; JPEG XL also needs
+pillow-jxl-plugin, the `jxl` extra); PNG encoding is written here.
 
 The bytes are untrusted: every decode reads the header first and refuses an image with more
 pixels (over all frames) than `PIL.Image.MAX_IMAGE_PIXELS` before allocating anything, and any
@@ -9,7 +10,8 @@ As TF, the decoders share one machinery that detects the format from the magic b
 also reads a JPEG, `decode_jpeg` a PNG, and so on, with TF's exceptions (BMP only through
 `decode_bmp`/`decode_image`; animations only through `decode_gif`/`decode_webp`/`decode_image`).
 JPEG pixels may differ from TF's by a grey level or two (both use libjpeg, with different DCT
-defaults); PNG, GIF and BMP pixels are exact.
+defaults); PNG, GIF, BMP and JPEG XL pixels are exact. As TF, a JPEG XL image is given only with
+its own number of channels (0 or that number).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.ops.image_ops import convert_image_dtype
 from layerflow._src.ops.string_ops import strings_of
 
-_JPEG, _PNG, _GIF, _BMP, _WEBP = "JPEG", "PNG", "GIF", "BMP", "WebP"
+_JPEG, _PNG, _GIF, _BMP, _WEBP, _JXL = "JPEG", "PNG", "GIF", "BMP", "WebP", "JPEG XL"
+_JXL_CONTAINER = b"\x00\x00\x00\x0cJXL \r\n\x87\n"
 _truncated_lock = threading.Lock()
 
 
@@ -76,7 +79,20 @@ def _format(data: bytes) -> str | None:
         return _BMP
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return _WEBP
+    if data[:2] == b"\xff\x0a" or data[:12] == _JXL_CONTAINER:
+        return _JXL
     return None
+
+
+def _jxl_plugin() -> None:
+    """Register Pillow's JPEG XL plugin (imported on the first JPEG XL image only)."""
+    try:
+        import pillow_jxl  # noqa: F401 - registers the JXL format with Pillow
+    except ImportError:
+        raise ImportError(
+            "Decoding JPEG XL needs pillow-jxl-plugin: pip install 'layerflow[jxl]' (or pip "
+            "install pillow-jxl-plugin)."
+        ) from None
 
 
 def _channels(channels: Any, allowed: tuple[int, ...], op: str, what: str = "") -> int:
@@ -93,6 +109,8 @@ def _channels(channels: Any, allowed: tuple[int, ...], op: str, what: str = "") 
 def _open(data: bytes, op: str, fmt: str) -> Any:
     """The Pillow image, opened lazily (header only), with the pixel limit checked."""
     Image = _pil()
+    if fmt == _JXL:
+        _jxl_plugin()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -313,8 +331,8 @@ def _decode(contents: Any, op: str, channels: int, *, bmp: bool = False, gif: bo
     data = _contents(contents, op)
     fmt = _format(data)
     if fmt is None:
-        raise _err(op, f"{op}: Unknown image file format. One of JPEG, PNG, GIF, BMP, WebP "
-                   f"required (the data starts with {data[:8]!r}).")  # fmt: skip
+        raise _err(op, f"{op}: Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, "
+                   f"WebP required (the data starts with {data[:8]!r}).")  # fmt: skip
     if fmt == _BMP and not bmp:
         raise _err(op, f"{op}: Trying to decode BMP format using a wrong op. Use `decode_bmp` "
                    "or `decode_image` instead.")  # fmt: skip
@@ -327,8 +345,11 @@ def _decode(contents: Any, op: str, channels: int, *, bmp: bool = False, gif: bo
     if fmt == _BMP and channels not in (0, 3, 4):
         raise _err(op, f"{op}: `channels` must be 0, 3 or 4 for BMP, but got {channels}.")
     animated = expand and (fmt == _WEBP or (gif and fmt == _GIF))
-    frames = _frames(data, op, fmt, channels, all_frames=animated, first_ok=gif, ratio=ratio,
-                     recover=recover)  # fmt: skip
+    frames = _frames(data, op, fmt, 0 if fmt == _JXL else channels, all_frames=animated,
+                     first_ok=gif, ratio=ratio, recover=recover)  # fmt: skip
+    if fmt == _JXL and channels not in (0, frames[0].shape[-1]):
+        raise _err(op, f"{op}: Number of channels requested ({channels}) does not match the "
+                   f"JPEG XL image's {frames[0].shape[-1]}; use channels=0.")  # fmt: skip
     if fmt == _WEBP and channels and frames[0].shape[-1] != channels:
         raise _err(op, f"{op}: Number of channels requested ({channels}) does not match the "
                    f"WebP image's {frames[0].shape[-1]}; use channels=0.")  # fmt: skip
@@ -428,6 +449,20 @@ def _depth(arr: np.ndarray, dtype: str) -> np.ndarray:
     return arr
 
 
+def decode_jxl(contents: Any, channels: int = 0, dtype: Any = "uint8",
+               name: str | None = None) -> Tensor:  # fmt: skip
+    """Decode a JPEG XL image (or a PNG/JPEG/GIF/WebP, as TF) to uint8 [height, width, channels].
+
+    `channels` is 0 or the image's own number of channels (1, 3 or 4): as TF, JPEG XL images
+    are not converted between grey, RGB and RGBA.
+    """
+    op = "decode_jxl"
+    c = _channels(channels, (0, 1, 3, 4), op)
+    if dtypes.as_dtype(dtype).name != "uint8":
+        raise TypeError(f"{op}: dtype must be uint8, got {dtypes.as_dtype(dtype).name}.")
+    return _tensor(_depth(_decode(contents, op, c)[0], "uint8"))
+
+
 def decode_gif(contents: Any, name: str | None = None) -> Tensor:
     """Decode every frame of a GIF to uint8 [num_frames, height, width, 3] (a PNG, JPEG or
     WebP gives one frame, as TF)."""
@@ -511,21 +546,3 @@ def is_jpeg(contents: Any, name: str | None = None) -> Tensor:
     out = np.vectorize(lambda s: bytes(s)[:3] == b"\xff\xd8\xff", otypes=[bool])(arr) if arr.size \
         else np.zeros(arr.shape, bool)  # fmt: skip
     return convert_to_tensor(np.asarray(out, dtype=bool))
-
-
-# Names of TF's image API that layerflow leaves out, with the reason (a module `__getattr__` of
-# tf.io and tf.image raises it as the AttributeError).
-ABSENT = {
-    "decode_jxl": "JPEG XL decoding needs a JPEG XL library, and Pillow (the image extra) has no "
-    "JPEG XL support; convert the files to PNG or WebP, or decode them with a JPEG XL package "
-    "and pass the pixels to tf.constant.",
-}
-
-
-def absent_name(module: str, name: str) -> AttributeError:
-    """The AttributeError for `module.name`, with the reason when the name is left out on
-    purpose."""
-    reason = ABSENT.get(name)
-    if reason is None:
-        return AttributeError(f"module {module!r} has no attribute {name!r}")
-    return AttributeError(f"{module}.{name} is not available in layerflow: {reason}")

@@ -14,6 +14,7 @@ from layerflow._src import backend
 from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import op
 from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.ops.array_ops import _getitem, _shape_tuple
 from layerflow._src.ops.gather_ops import _gather, _host_value
@@ -195,6 +196,7 @@ def _(dy: Any, out: Any, x: Any, multiples: tuple[int, ...]) -> Any:
     return reduce_sum(reshape(dy, split), tuple(range(0, 2 * len(shape), 2)))
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def tile(input: Any, multiples: Any, name: str | None = None) -> Any:  # noqa: A002
     """Repeat `input` `multiples[i]` times along axis i.
 

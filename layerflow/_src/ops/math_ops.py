@@ -18,6 +18,7 @@ from layerflow._src.autodiff.dispatch import public_api
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.backend import blas_threads
 from layerflow._src.framework import errors
+from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.compare_ops import (  # noqa: F401 - re-exported
     _cast,
@@ -72,6 +73,7 @@ _TRUEDIV_TARGET = {
 }
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def truediv(x: Any, y: Any, name: str | None = None) -> Any:
     """x / y; integer inputs are first cast to float (int8/16 -> float32, int32/64 -> float64)."""
     x, y = _pair(x, y, "truediv")
@@ -101,6 +103,7 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
     )
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Any:
     """x / y, but 0 wherever y is 0 (even when x is 0 or inf); floats only.
 
@@ -467,6 +470,9 @@ def _(dy: Any, out: Any, a: Any, b: Any, transpose_a: bool = False,
     # Each product only when its input needs a gradient: a training step's first layer has no
     # use for d(loss)/d(data batch), a quarter of the GEMM work of an MLP step.
     ga = gb = None
+    if dy._data.dtype.kind == "c":
+        # TF's MatMulGrad for complex operands: the adjoint, through conj(a) and conj(b).
+        a, b = _conj(a), _conj(b)
     if input_needed(0):
         if not transpose_a:
             ga = _matmul(dy, b, transpose_b=not transpose_b)
@@ -504,6 +510,13 @@ def matmul(
     >>> tf.matmul([[1.0, 2.0]], [[3.0], [4.0]]).numpy()
     array([[11.]], dtype=float32)
     """
+    if adjoint_a or adjoint_b:
+        # The adjoint is the conjugate transpose (a plain transpose for real dtypes).
+        a, b = _as_tensor(a), _as_tensor(b)
+        if adjoint_a and a._data.dtype.kind == "c":
+            a = _conj(a)
+        if adjoint_b and b._data.dtype.kind == "c":
+            b = _conj(b)
     if transpose_a or transpose_b or adjoint_a or adjoint_b:
         return _matmul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
     return _matmul(a, b)  # the common case, without attributes to pass along and record

@@ -13,6 +13,7 @@ import numpy as np
 
 from layerflow._src.autodiff.op import input_needed, op, recording
 from layerflow._src.framework import errors
+from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops import random_ops
 from layerflow._src.ops.array_ops import stop_gradient, transpose
@@ -367,6 +368,7 @@ def _(dy: Any, out: Any, x: Any, alpha: float) -> Any:
     return _select(greater(x, 0), dy, multiply(dy, alpha))
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Any:
     """x for x > 0, alpha * x otherwise (alpha 0.2 by default, as in tf.nn); integer features
     are cast to float32 first, as TF does.
@@ -391,6 +393,7 @@ def _(dy: Any, out: Any, x: Any, alpha: float) -> Any:
     return _select(greater(x, 0), dy, multiply(dy, add(out, alpha)))
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def elu(features: Any, alpha: float = 1.0, name: str | None = None) -> Any:
     """x for x > 0, alpha * (exp(x) - 1) otherwise (`alpha` is Keras' extension)."""
     return _elu(features, float(alpha))
@@ -400,6 +403,7 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def selu(features: Any, name: str | None = None) -> Any:
     """scale * elu(x, alpha) with the self-normalizing constants."""
     return multiply(elu(features, _SELU_ALPHA), _SELU_SCALE)
@@ -429,6 +433,7 @@ def _(dy: Any, out: Any, x: Any) -> Any:
     return _real_div(dy, square(add(abs(x), 1)))
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def gelu(features: Any, approximate: bool = False, name: str | None = None) -> Any:
     """x * Phi(x) with Phi the standard normal CDF (or its tanh approximation).
 
@@ -443,6 +448,7 @@ def gelu(features: Any, approximate: bool = False, name: str | None = None) -> A
     return multiply(multiply(x, 0.5), add(erf(multiply(x, 1.0 / math.sqrt(2.0))), 1.0))
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def silu(features: Any, beta: float = 1.0, name: str | None = None) -> Any:
     """x * sigmoid(beta * x) (also `tf.nn.swish`)."""
     x = _as_tensor(features)

@@ -11,6 +11,7 @@ from typing import Any
 from layerflow._src.framework import errors
 from layerflow._src.framework.tensor import Tensor, register_operator
 from layerflow._src.framework.variables import Variable
+from layerflow._src.ops import bitwise_ops
 from layerflow._src.ops import math_ops as m
 from layerflow._src.ops.array_ops import _variable_getitem, getitem
 
@@ -22,17 +23,22 @@ def _reflect(fn: Any) -> Any:
     return reflected
 
 
-def _bitwise(logical: Any, name: str) -> Any:
+def _bitwise(logical: Any, bitwise: Any) -> Any:
+    # TF's Tensor operators: logical ops for bool tensors, tf.bitwise for every other dtype
+    # (which refuses floats and mixed dtypes with InvalidArgumentError, as TF does).
     def op(x: Any, y: Any) -> Any:
         dtype = (x if isinstance(x, Tensor | Variable) else y).dtype
         if dtype.is_bool:
             return logical(x, y)
-        raise TypeError(
-            f"Operator {name} on {dtype.name} tensors is a bitwise op; layerflow supports it for "
-            "bool tensors (logical) only. Use tf.cast(..., tf.bool) first."
-        )
+        return bitwise(x, y)
 
     return op
+
+
+def _invert(x: Any) -> Any:
+    if x.dtype.is_bool:
+        return m.logical_not(x)
+    return bitwise_ops.invert(x)
 
 
 def _eq(self: Any, other: Any) -> Any:
@@ -53,9 +59,9 @@ def _ne(self: Any, other: Any) -> Any:
         return True
 
 
-_and = _bitwise(m.logical_and, "&")
-_or = _bitwise(m.logical_or, "|")
-_xor = _bitwise(m.logical_xor, "^")
+_and = _bitwise(m.logical_and, bitwise_ops.bitwise_and)
+_or = _bitwise(m.logical_or, bitwise_ops.bitwise_or)
+_xor = _bitwise(m.logical_xor, bitwise_ops.bitwise_xor)
 
 _OPERATORS = {
     "__add__": m.add,
@@ -90,7 +96,7 @@ _OPERATORS = {
     "__ror__": _reflect(_or),
     "__xor__": _xor,
     "__rxor__": _reflect(_xor),
-    "__invert__": m.logical_not,
+    "__invert__": _invert,
 }
 
 for _name, _fn in _OPERATORS.items():

@@ -44,6 +44,17 @@ def _(ddx: Any, out: Any, dy: Any, idx: Any, shape: Any, axis: int) -> Any:
 
 @op("argsort")
 def _argsort(xp: Any, x: Any, axis: int, descending: bool) -> Any:
+    if x.dtype.kind not in "iufV":
+        # TF sorts real numbers only (its sort negates, then runs TopKV2): strings, bools and
+        # complex numbers are refused rather than ordered by NumPy's rules.
+        name = dtypes.from_numpy(x.dtype).name
+        raise errors.InvalidArgumentError(
+            None,
+            "argsort",
+            f"sort/argsort: a tensor of dtype {name} is not allowed; only integer and real "
+            "float tensors can be sorted. For strings, sort on the host (sorted(x.numpy())) or "
+            "map them to numbers first (e.g. tf.strings.to_hash_bucket_fast).",
+        )
     if descending:
         # Negate rather than reverse, so equal values keep ascending index order (TF's rule);
         # integers by bitwise not (~x = -x - 1), which cannot overflow at the dtype's minimum.

@@ -10,6 +10,7 @@ import numpy as np
 
 from layerflow._src.autodiff.op import op
 from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.ops.array_ops import expand_dims, squeeze, stop_gradient, transpose
 from layerflow._src.ops.elementwise_ops import log1p  # noqa: F401 - re-exported for tf.math
@@ -75,6 +76,7 @@ def _prod_of_others(xp: Any, x: Any, axis: Any) -> Any:
     return xp.transpose(others, tuple(np.argsort(rest + axes)))
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def reduce_prod(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                 name: str | None = None) -> Any:  # fmt: skip
     """Product over `axis` (all axes when None).
@@ -109,6 +111,7 @@ def _logical_reduce(prim: Any, opname: str, x: Any, axis: Any, keepdims: bool) -
     return prim(x, _norm_axis(axis, x._data.ndim, opname), bool(keepdims))
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def reduce_any(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                name: str | None = None) -> Any:  # fmt: skip
     """Logical or over `axis` of a bool tensor.
@@ -120,6 +123,7 @@ def reduce_any(input_tensor: Any, axis: Any = None, keepdims: bool = False,
     return _logical_reduce(_reduce_any, "reduce_any", input_tensor, axis, keepdims)
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def reduce_all(input_tensor: Any, axis: Any = None, keepdims: bool = False,
                name: str | None = None) -> Any:  # fmt: skip
     """Logical and over `axis` of a bool tensor."""
@@ -417,6 +421,7 @@ def _(dy: Any, out: Any, values: list[Any]) -> Any:
     return [dy for _ in values]
 
 
+@dispatchable  # RaggedTensor arguments: ops/ragged/ragged_dispatch.py
 def add_n(inputs: Any, name: str | None = None) -> Any:
     """The elementwise sum of a list of tensors of the same shape and dtype.
 

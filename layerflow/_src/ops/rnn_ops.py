@@ -30,11 +30,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from layerflow._src.autodiff.op import op, recording
+from layerflow._src import backend
+from layerflow._src.autodiff.op import autocast_values, op, recording
 from layerflow._src.backend import blas_threads
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import to_array
-from layerflow._src.framework.tensor import TensorLike
+from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.ops import compare_ops
 
 __all__ = ["gru_sequence", "lstm_sequence", "simple_rnn_sequence"]
 
@@ -46,6 +48,16 @@ class Seq(NamedTuple):
     go_backwards: bool = False
     return_sequences: bool = True
     zero_output_for_mask: bool = False
+
+
+# Which optional inputs follow an op's tensors: (a mask, recurrent dropout masks).
+Extras = tuple[bool, bool]
+
+
+def _split(arrays: list[Any], n: int, extras: Extras) -> list[Any]:
+    """An op's `n` leading arrays, then its mask and recurrent masks (None when absent)."""
+    rest = iter(arrays[n:])
+    return [*arrays[:n], *[next(rest) if present else None for present in extras]]
 
 
 # --- helpers on arrays ----------------------------------------------------------------------
@@ -238,21 +250,24 @@ def _lstm_forward(xp: Any, xw: Any, h0: Any, c0: Any, u: Any, mask: Any, rmask: 
     return result, ((hs, cs, acts, tcs) if keep else None)
 
 
-@op("lstm_sequence", 4, multi_out=True, saves=True)
-def _lstm(xp: Any, xw: Any, h0: Any, c0: Any, u: Any, mask: Any, rmask: Any, seq: Seq) -> Any:
+@op("lstm_sequence", list_input=True, multi_out=True, same_dtype=False, saves=True)
+def _lstm(xp: Any, arrays: list[Any], seq: Seq, extras: Extras) -> Any:
+    xw, h0, c0, u, mask, rmask = _split(arrays, 4, extras)
     return _lstm_forward(xp, xw, h0, c0, u, mask, rmask, seq, recording())
 
 
 @_lstm.grad
-def _(dy: Any, out: Any, xw: Any, h0: Any, c0: Any, u: Any, mask: Any, rmask: Any, seq: Seq,
+def _(dy: Any, out: Any, inputs: list[Any], seq: Seq, extras: Extras,
       saved: Any = None) -> Any:  # fmt: skip
-    return _lstm_grad(dy[0], dy[1], dy[2], xw, h0, c0, u, mask, rmask, seq, saved)
+    grads = _lstm_grad([dy[0], dy[1], dy[2], *inputs], seq, extras, saved)
+    return [*grads, *[None] * (len(inputs) - 4)]
 
 
-@op("lstm_sequence_grad", 7, multi_out=True)
-def _lstm_grad(xp: Any, dys: Any, dh_last: Any, dc_last: Any, xw: Any, h0: Any, c0: Any,
-               u: Any, mask: Any, rmask: Any, seq: Seq, memo: Any) -> Any:  # fmt: skip
-    """Back-propagation through time for `lstm_sequence`: (dxw, dh0, dc0, du)."""
+@op("lstm_sequence_grad", list_input=True, multi_out=True, same_dtype=False)
+def _lstm_grad(xp: Any, arrays: list[Any], seq: Seq, extras: Extras, memo: Any) -> Any:
+    """Back-propagation through time for `lstm_sequence`: (dxw, dh0, dc0, du). `arrays` are
+    the output gradients (sequence, h, c) and the forward's inputs."""
+    dys, dh_last, dc_last, xw, h0, c0, u, mask, rmask = _split(arrays, 7, extras)
     if memo is None:
         memo = _lstm_forward(xp, xw, h0, c0, u, mask, rmask, seq, True)[1]
     hs, cs, acts, tcs = memo
@@ -357,22 +372,24 @@ def _gru_forward(xp: Any, xw: Any, h0: Any, u: Any, b: Any, mask: Any, rmask: An
     return result, ((hs, zr_all, hh_all, aux_all) if keep else None)
 
 
-@op("gru_sequence", 4, multi_out=True, saves=True)
-def _gru(xp: Any, xw: Any, h0: Any, u: Any, b: Any, mask: Any, rmask: Any, seq: Seq,
-         reset_after: bool) -> Any:  # fmt: skip
+@op("gru_sequence", list_input=True, multi_out=True, same_dtype=False, saves=True)
+def _gru(xp: Any, arrays: list[Any], seq: Seq, extras: Extras, reset_after: bool) -> Any:
+    xw, h0, u, b, mask, rmask = _split(arrays, 4, extras)
     return _gru_forward(xp, xw, h0, u, b, mask, rmask, seq, reset_after, recording())
 
 
 @_gru.grad
-def _(dy: Any, out: Any, xw: Any, h0: Any, u: Any, b: Any, mask: Any, rmask: Any, seq: Seq,
-      reset_after: bool, saved: Any = None) -> Any:  # fmt: skip
-    return _gru_grad(dy[0], dy[1], xw, h0, u, b, mask, rmask, seq, reset_after, saved)
+def _(dy: Any, out: Any, inputs: list[Any], seq: Seq, extras: Extras, reset_after: bool,
+      saved: Any = None) -> Any:  # fmt: skip
+    grads = _gru_grad([dy[0], dy[1], *inputs], seq, extras, reset_after, saved)
+    return [*grads, *[None] * (len(inputs) - 4)]
 
 
-@op("gru_sequence_grad", 6, multi_out=True)
-def _gru_grad(xp: Any, dys: Any, dh_last: Any, xw: Any, h0: Any, u: Any, b: Any, mask: Any,
-              rmask: Any, seq: Seq, reset_after: bool, memo: Any) -> Any:  # fmt: skip
+@op("gru_sequence_grad", list_input=True, multi_out=True, same_dtype=False)
+def _gru_grad(xp: Any, arrays: list[Any], seq: Seq, extras: Extras, reset_after: bool,
+              memo: Any) -> Any:  # fmt: skip
     """Back-propagation through time for `gru_sequence`: (dxw, dh0, du, db)."""
+    dys, dh_last, xw, h0, u, b, mask, rmask = _split(arrays, 6, extras)
     if memo is None:
         memo = _gru_forward(xp, xw, h0, u, b, mask, rmask, seq, reset_after, True)[1]
     hs, zr_all, hh_all, aux_all = memo
@@ -464,22 +481,24 @@ def _simple_forward(xp: Any, xw: Any, h0: Any, u: Any, mask: Any, rmask: Any, se
     return result, ((hs, raw) if keep else None)
 
 
-@op("simple_rnn_sequence", 3, multi_out=True, saves=True)
-def _simple(xp: Any, xw: Any, h0: Any, u: Any, mask: Any, rmask: Any, seq: Seq,
-            activation: str) -> Any:  # fmt: skip
+@op("simple_rnn_sequence", list_input=True, multi_out=True, same_dtype=False, saves=True)
+def _simple(xp: Any, arrays: list[Any], seq: Seq, extras: Extras, activation: str) -> Any:
+    xw, h0, u, mask, rmask = _split(arrays, 3, extras)
     return _simple_forward(xp, xw, h0, u, mask, rmask, seq, activation, recording())
 
 
 @_simple.grad
-def _(dy: Any, out: Any, xw: Any, h0: Any, u: Any, mask: Any, rmask: Any, seq: Seq,
-      activation: str, saved: Any = None) -> Any:  # fmt: skip
-    return _simple_grad(dy[0], dy[1], xw, h0, u, mask, rmask, seq, activation, saved)
+def _(dy: Any, out: Any, inputs: list[Any], seq: Seq, extras: Extras, activation: str,
+      saved: Any = None) -> Any:  # fmt: skip
+    grads = _simple_grad([dy[0], dy[1], *inputs], seq, extras, activation, saved)
+    return [*grads, *[None] * (len(inputs) - 3)]
 
 
-@op("simple_rnn_sequence_grad", 5, multi_out=True)
-def _simple_grad(xp: Any, dys: Any, dh_last: Any, xw: Any, h0: Any, u: Any, mask: Any,
-                 rmask: Any, seq: Seq, activation: str, memo: Any) -> Any:  # fmt: skip
+@op("simple_rnn_sequence_grad", list_input=True, multi_out=True, same_dtype=False)
+def _simple_grad(xp: Any, arrays: list[Any], seq: Seq, extras: Extras, activation: str,
+                 memo: Any) -> Any:  # fmt: skip
     """Back-propagation through time for `simple_rnn_sequence`: (dxw, dh0, du)."""
+    dys, dh_last, xw, h0, u, mask, rmask = _split(arrays, 5, extras)
     if memo is None:
         memo = _simple_forward(xp, xw, h0, u, mask, rmask, seq, activation, True)[1]
     hs, raw = memo
@@ -513,33 +532,48 @@ _simple_grad.grad(_no_second_order("simple_rnn_sequence"))
 
 
 def _attr(value: Any, like: Any, dtype: Any, what: str, shape: tuple) -> Any:
-    """A mask argument as a backend array on `like`'s device (masks are not differentiated)."""
+    """A mask argument as a tensor input of the op (masks are not differentiated): eager
+    values on `like`'s device; inside a `tf.function` trace a symbolic mask is a traced input,
+    so a masked RNN compiles."""
     if value is None:
         return None
-    if not isinstance(value, TensorLike) and hasattr(value, "_data"):
-        raise errors.UnimplementedError(
-            None,
-            what.split(":")[0],
-            f"{what} is a symbolic tensor of a tf.function trace: the fused RNN kernels take "
-            "masks as fixed arrays, so a masked (or recurrent-dropout) RNN runs eagerly. Call "
-            "it outside tf.function (Keras' fit falls back to eager steps for such a model).",
-        )
-    data = to_array(value if isinstance(value, TensorLike) else value, None, like._device)
-    if dtype is not None:
-        data = data.astype(dtype.np) if data.dtype != dtype.np else data
+    if not isinstance(value, TensorLike) and hasattr(value, "_data"):  # symbolic
+        if value._data.dtype != dtype.np:
+            value = compare_ops.cast(value, dtype)
+        got = tuple(value._data.shape)
+        if len(got) != len(shape) or any(g is not None and g != w for g, w in zip(got, shape)):
+            raise errors.InvalidArgumentError(
+                None, what, f"{what} must have shape {shape}, got {got}."
+            )
+        return value
+    data = to_array(value, None, like._device)
+    if data.dtype != dtype.np:
+        data = data.astype(dtype.np)
     if tuple(data.shape) != shape:
         raise errors.InvalidArgumentError(
             None, what, f"{what} must have shape {shape}, got {tuple(data.shape)}."
         )
-    return data
+    return Tensor(data, like._device)
 
 
-def _prepare(xw: Any, h0: Any, u: Any, gates: int, mask: Any, recurrent_masks: Any, seq: Seq,
-             opname: str) -> tuple[Any, Any]:  # fmt: skip
-    for name, t in (("xw", xw), ("h0", h0), ("recurrent_kernel", u)):
+def _prepare(xw: Any, tensors: dict[str, Any], gates: int, mask: Any, recurrent_masks: Any,
+             seq: Seq, opname: str) -> tuple[list[Any], Extras]:  # fmt: skip
+    """The op's tensor inputs (`tensors`, then the masks present) and its `extras`."""
+    if backend.flags.autocast is not None:  # a mixed-precision layer reads its float32 kernels
+        tensors = dict(zip(tensors, autocast_values(list(tensors.values()))))
+    h0, u = tensors["h0"], tensors["recurrent_kernel"]
+    for name, t in (("xw", xw), *tensors.items()):
         # (a symbolic tensor of a tf.function trace has its spec as `_data`)
         if not isinstance(t, TensorLike) and not hasattr(t, "_data"):
             raise TypeError(f"{opname}: {name} must be a tensor, got {type(t).__name__}.")
+        if t._data.dtype != xw._data.dtype:
+            first, second = (dtypes.from_numpy(a._data.dtype).name for a in (xw, t))
+            raise errors.InvalidArgumentError(
+                None,
+                opname,
+                f"{opname}: all inputs must have the same dtype, got {first} and {second}. "
+                f"Cast one of them with tf.cast(x, tf.{first}).",
+            )
     shape = tuple(xw._data.shape)
     if len(shape) != 3:
         raise errors.InvalidArgumentError(
@@ -557,8 +591,10 @@ def _prepare(xw: Any, h0: Any, u: Any, gates: int, mask: Any, recurrent_masks: A
         )
     mask_shape = (steps, batch) if seq.time_major else (batch, steps)
     m = _attr(mask, xw, dtypes.bool_, f"{opname}: mask", mask_shape)
-    r = _attr(recurrent_masks, xw, xw.dtype, f"{opname}: recurrent_masks", (gates, batch, units))
-    return m, r
+    r = _attr(recurrent_masks, xw, dtypes.from_numpy(xw._data.dtype),
+              f"{opname}: recurrent_masks", (gates, batch, units))  # fmt: skip
+    inputs = [xw, *tensors.values(), *[t for t in (m, r) if t is not None]]
+    return inputs, (m is not None, r is not None)
 
 
 def lstm_sequence(xw: Any, h0: Any, c0: Any, recurrent_kernel: Any, mask: Any = None,
@@ -575,8 +611,9 @@ def lstm_sequence(xw: Any, h0: Any, c0: Any, recurrent_kernel: Any, mask: Any = 
     """
     seq = Seq(bool(time_major), bool(go_backwards), bool(return_sequences),
               bool(zero_output_for_mask))  # fmt: skip
-    m, r = _prepare(xw, h0, recurrent_kernel, 4, mask, recurrent_masks, seq, "lstm_sequence")
-    return _lstm(xw, h0, c0, recurrent_kernel, m, r, seq)
+    tensors = {"h0": h0, "c0": c0, "recurrent_kernel": recurrent_kernel}
+    inputs, extras = _prepare(xw, tensors, 4, mask, recurrent_masks, seq, "lstm_sequence")
+    return _lstm(inputs, seq, extras)
 
 
 def gru_sequence(xw: Any, h0: Any, recurrent_kernel: Any, recurrent_bias: Any,
@@ -597,8 +634,9 @@ def gru_sequence(xw: Any, h0: Any, recurrent_kernel: Any, recurrent_bias: Any,
     """
     seq = Seq(bool(time_major), bool(go_backwards), bool(return_sequences),
               bool(zero_output_for_mask))  # fmt: skip
-    m, r = _prepare(xw, h0, recurrent_kernel, 3, mask, recurrent_masks, seq, "gru_sequence")
-    return _gru(xw, h0, recurrent_kernel, recurrent_bias, m, r, seq, bool(reset_after))
+    tensors = {"h0": h0, "recurrent_kernel": recurrent_kernel, "recurrent_bias": recurrent_bias}
+    inputs, extras = _prepare(xw, tensors, 3, mask, recurrent_masks, seq, "gru_sequence")
+    return _gru(inputs, seq, extras, bool(reset_after))
 
 
 def simple_rnn_sequence(xw: Any, h0: Any, recurrent_kernel: Any, activation: str = "tanh",
@@ -622,5 +660,6 @@ def simple_rnn_sequence(xw: Any, h0: Any, recurrent_kernel: Any, activation: str
         )
     seq = Seq(bool(time_major), bool(go_backwards), bool(return_sequences),
               bool(zero_output_for_mask))  # fmt: skip
-    m, r = _prepare(xw, h0, recurrent_kernel, 1, mask, recurrent_masks, seq, "simple_rnn_sequence")
-    return _simple(xw, h0, recurrent_kernel, m, r, seq, activation)
+    tensors = {"h0": h0, "recurrent_kernel": recurrent_kernel}
+    inputs, extras = _prepare(xw, tensors, 1, mask, recurrent_masks, seq, "simple_rnn_sequence")
+    return _simple(inputs, seq, extras, activation)

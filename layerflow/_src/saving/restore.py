@@ -21,7 +21,7 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.framework.trackable import Trackable, walk
 from layerflow._src.framework.variables import Variable
-from layerflow._src.saving import weights_file
+from layerflow._src.saving import python_state, weights_file
 from layerflow._src.saving.weights_file import WeightsFileError
 
 FORMAT_NAME = "layerflow.weights"
@@ -85,7 +85,13 @@ def snapshot(root: Any, kind: str = FORMAT_NAME, copy: bool = False) -> tuple[di
         host = backend.to_host(var._data)
         tensors[p] = np.array(host, copy=True) if copy else host
         names[p] = var.name
+    for p, obj in _python_states(root):  # tf.train.experimental.PythonState objects
+        tensors[python_state.state_key(p)] = python_state.encode(obj, p)
     return tensors, {"format": kind, "names": names, "aliases": aliases}
+
+
+def _python_states(root: Any) -> list[tuple[str, Any]]:
+    return [(p, t) for p, t in trackables_by_path(root) if isinstance(t, python_state.PythonState)]
 
 
 # --- the status -------------------------------------------------------------------------------
@@ -257,6 +263,14 @@ def _load(
                 problems.append(reason)
             continue
         assign.append((p, var, key))
+    states = []  # (path, PythonState, stored key): deserialized with the variables below
+    for p, obj in [] if by_name else _python_states(root):
+        key = python_state.state_key(p)
+        if key in header:
+            states.append((p, obj, key))
+            claimed.add(key)
+        else:
+            status.missing.append(key)
     for p in status.missing:
         structural.append(f"'{p}': the model has this variable, the file does not")
 
@@ -285,6 +299,7 @@ def _load(
         status.skipped.extend((p, "the file entry matched no variable") for p in status.unexpected)
 
     needed = {key for _, _, key in assign} | {key for *_, key in deferred}
+    needed |= {key for *_, key in states}
     # Every byte is verified (streaming) before anything changes; then one tensor at a time
     # is read and assigned, so loading needs memory for one tensor, not for the whole file.
     reader.verify(needed)
@@ -292,6 +307,9 @@ def _load(
     for p, var, key in assign:
         var._write(get(key))
         status.loaded.append(p)
+    for _, obj, key in states:
+        python_state.decode(obj, get(key))
+        status.loaded.append(key)
     kept: dict[int, tuple[Any, _ByName]] = {}
     for owner, rel, full, key in deferred:
         values = kept.setdefault(id(owner), (owner, _ByName()))[1]

@@ -247,38 +247,64 @@ def test_fit_under_mirrored_strategy_runs_eagerly_by_design(two_cpus):
     assert model.train_function.eager and model.train_function.strategy is strategy
 
 
-def test_a_masked_fused_rnn_falls_back_to_eager_steps_with_a_warning(caplog):
-    """The fused RNN kernels take masks as fixed arrays, which a trace cannot give them yet:
-    fit logs why and runs that model's steps eagerly, with the eager results."""
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "SimpleRNN", "subclass"])
+def test_a_masked_fused_rnn_fit_runs_compiled_as_eager(kind, caplog):
+    """The mask is a traced input of the fused RNN op: fit compiles (no eager fallback, no
+    warning) and gives the eager run's losses and weights."""
     x = RNG.integers(1, 6, size=(24, 7))
     x[:, 5:] = 0  # padding, masked
+    x[::3, 2:] = 0
     y = RNG.integers(0, 2, size=(24, 1)).astype(np.float32)
 
     def make(eager):
         tf.keras.utils.set_random_seed(3)
+        if kind == "subclass":
 
-        class Masked(tf.keras.Model):
-            def __init__(self):
-                super().__init__()
-                self.embed = tf.keras.layers.Embedding(6, 4)
-                self.rnn = tf.keras.layers.LSTM(3)
-                self.out = tf.keras.layers.Dense(1, activation="sigmoid")
+            class Masked(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.embed = tf.keras.layers.Embedding(6, 4)
+                    self.rnn = tf.keras.layers.LSTM(3)
+                    self.out = tf.keras.layers.Dense(1, activation="sigmoid")
 
-            def call(self, x):
-                return self.out(self.rnn(self.embed(x), mask=tf.not_equal(x, 0)))
+                def call(self, x):
+                    return self.out(self.rnn(self.embed(x), mask=tf.not_equal(x, 0)))
 
-        model = Masked()
+            model = Masked()
+        else:
+            model = tf.keras.Sequential([
+                tf.keras.layers.Embedding(6, 4, mask_zero=True),
+                getattr(tf.keras.layers, kind)(3, return_sequences=True),
+                tf.keras.layers.GlobalAveragePooling1D(),
+                tf.keras.layers.Dense(1, activation="sigmoid"),
+            ])  # fmt: skip
         model.compile("adam", "binary_crossentropy", run_eagerly=eager)
         return model
 
     with caplog.at_level("WARNING", logger="layerflow"):
         compiled = make(False)
         hist = compiled.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
-    assert compiled.train_function.function is None and not compiled.train_function.eager
-    assert "train_function of Masked runs eagerly" in caplog.text
+    assert compiled.train_function.function is not None and not compiled.train_function.eager
+    assert "runs eagerly" not in caplog.text
     eager = make(True)
     ref = eager.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
     np.testing.assert_allclose(hist.history["loss"], ref.history["loss"], rtol=1e-5)
+    for a, b in zip(compiled.weights, eager.weights):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_step_that_cannot_be_traced_falls_back_to_eager_with_a_warning(caplog):
+    class HostDouble(tf.keras.layers.Layer):  # computes on host arrays: not traceable
+        def call(self, x):
+            return tf.constant(np.asarray(x) * 2.0)
+
+    x, y = _data()
+    model = tf.keras.Sequential([HostDouble(), tf.keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    with caplog.at_level("WARNING", logger="layerflow"):
+        model.fit(x, y, batch_size=20, epochs=1, verbose=0)
+    assert model.train_function.function is None and not model.train_function.eager
+    assert "train_function of Sequential runs eagerly" in caplog.text
 
 
 def test_freezing_a_layer_between_fits_retraces():

@@ -30,8 +30,8 @@ from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.function.graph import GraphTensor
 from layerflow._src.keras import regularizers as regularizers_mod
+from layerflow._src.keras.engine import dtype_policy, masking
 from layerflow._src.keras.engine import input_spec as input_spec_mod
-from layerflow._src.keras.engine import masking
 from layerflow._src.keras.engine.arg_checks import check_count, check_dim, check_shape
 from layerflow._src.keras.engine.backend_config import floatx
 from layerflow._src.keras.engine.data_structures import wrap_container
@@ -56,6 +56,7 @@ from layerflow._src.keras.engine.layer_utils import (
 )
 from layerflow._src.keras.saving import keras_weights
 from layerflow._src.ops import array_ops, math_ops
+from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 from layerflow._src.utils import naming, nest
 
 _flags = backend.flags
@@ -121,7 +122,14 @@ class Layer(LayerApi, LayerState):
         Module.__init__(self, name)
         d = self.__dict__
         d["_trainable"] = bool(trainable)
-        d["_dtype"] = None if dtype is None else dtypes.as_dtype(getattr(dtype, "name", dtype)).name
+        policy = dtype_policy.policy_of(dtype)
+        d["_dtype_policy"] = policy
+        d["_dtype"] = None if policy is None else policy.variable_dtype
+        d["_compute_dtype"] = (
+            None
+            if policy is None or policy.compute_dtype == policy.variable_dtype
+            else policy.compute_dtype
+        )
         d["built"] = False
         d["_dynamic"] = bool(dynamic)
         # Keras 2: a layer that overrides compute_mask supports masking unless it says otherwise.
@@ -180,7 +188,7 @@ class Layer(LayerApi, LayerState):
 
     @property
     def compute_dtype(self) -> str:
-        return self.dtype
+        return self.__dict__.get("_compute_dtype") or self.dtype
 
     @property
     def variable_dtype(self) -> str:
@@ -281,7 +289,11 @@ class Layer(LayerApi, LayerState):
                 # Traced by tf.function (a compiled fit step): AutoGraph converts a user's call,
                 # as tf_keras does, so `if`/`while` on tensors there become tf.cond/while_loop.
                 call = autograph_convert(call)
-            outputs = call(inputs, *args, **kwargs)
+            cast = d.get("_compute_dtype")  # a mixed policy: variables read in this dtype
+            if cast is not None or (_flags.general and _flags.autocast is not None):
+                outputs = dtype_policy.run_autocast(cast, call, inputs, *args, **kwargs)
+            else:
+                outputs = call(inputs, *args, **kwargs)
             if d["_activity_regularizer"] is not None:
                 self._add_activity_loss(outputs)
             if d["_supports_masking"] and (
@@ -313,7 +325,7 @@ class Layer(LayerApi, LayerState):
             isinstance(v, TensorLike | GraphTensor | np.ndarray) for v in nest.flatten(inputs)
         ):
             return nest.map_structure(self._convert_one, inputs)
-        elif isinstance(inputs, SparseTensor):  # composite inputs reach `call` as they are
+        elif isinstance(inputs, SparseTensor | RaggedTensor):  # composites reach `call` as is
             return inputs
         else:
             x = convert_to_tensor(inputs)
@@ -331,7 +343,7 @@ class Layer(LayerApi, LayerState):
         ):
             want = self.__dict__.get("_np_dtype")
             if want is None:
-                want = self.__dict__["_np_dtype"] = dtypes.as_dtype(self.dtype).np
+                want = self.__dict__["_np_dtype"] = dtypes.as_dtype(self.compute_dtype).np
             if have != want and want.kind == "f":
                 return math_ops.cast(x, want)
         return x
@@ -340,12 +352,12 @@ class Layer(LayerApi, LayerState):
         """The KerasTensors this layer's `call` sees: numeric inputs in the compute dtype."""
 
         def cast(kt: Any) -> Any:
-            if not isinstance(kt, KerasTensor) or kt.dtype.name == self.dtype:
+            if not isinstance(kt, KerasTensor) or kt.dtype.name == self.compute_dtype:
                 return kt
             if kt.dtype.is_floating or (
                 self._cast_inputs_to_compute_dtype and (kt.dtype.is_integer or kt.dtype.is_bool)
             ):
-                return KerasTensor(kt.shape, self.dtype)
+                return KerasTensor(kt.shape, self.compute_dtype)
             return kt
 
         if not self._cast_inputs_to_compute_dtype and not self._autocast:
@@ -401,7 +413,10 @@ class Layer(LayerApi, LayerState):
             self._maybe_build(inputs)
         elif self._input_spec is not None:
             input_spec_mod.assert_input_compatibility(self._input_spec, inputs, self)
-        outputs = self._output_spec(self._cast_symbolic(inputs), shapes, args, kwargs)
+        outputs = dtype_policy.run_autocast(
+            self.__dict__.get("_compute_dtype"),
+            self._output_spec, self._cast_symbolic(inputs), shapes, args, kwargs,
+        )  # fmt: skip
         if self._supports_masking:
             masking.set_symbolic_masks(self, inputs, outputs, masks, Layer.compute_mask)
         if specs.is_tracing():
@@ -432,7 +447,7 @@ class Layer(LayerApi, LayerState):
     def compute_output_shape(self, input_shape: Any) -> Any:
         """The output shape for `input_shape`, found by running the layer on zeros."""
         shapes = to_shapes(input_shape)
-        kts = map_shapes(lambda s: KerasTensor(s, self.dtype), shapes)
+        kts = map_shapes(lambda s: KerasTensor(s, self.compute_dtype), shapes)
         if not self.built:
             self._maybe_build(kts)
         spec = spec_by_running(self, kts, shapes, (), {})
@@ -473,7 +488,7 @@ class Layer(LayerApi, LayerState):
         config: dict[str, Any] = {
             "name": self.name,
             "trainable": self.trainable,
-            "dtype": self.dtype,
+            "dtype": dtype_policy.serialize(self.__dict__.get("_dtype_policy"), self.dtype),
         }
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape

@@ -38,8 +38,6 @@ class InputLayer(Layer):
         type_spec: Any = None,
         **kwargs: Any,
     ) -> None:
-        if ragged:
-            raise ValueError("InputLayer: ragged inputs are not supported by layerflow.")
         if kwargs.pop("optional", False):
             raise ValueError(
                 "InputLayer: optional=True (an input that may be None) is not supported by "
@@ -72,6 +70,9 @@ class InputLayer(Layer):
         self._batch_input_shape = tuple(batch_shape)
         # A sparse input takes a tf.SparseTensor (Dense multiplies it without densifying).
         self.sparse = bool(sparse)
+        # A ragged input takes a tf.RaggedTensor: the layers run on it as it comes (Embedding
+        # maps its values, recurrent layers pad it with the mask of its row lengths).
+        self.ragged = bool(ragged)
         self.built = True
         self.is_placeholder = True
         tensor = input_tensor if input_tensor is not None else KerasTensor(batch_shape, dtype)
@@ -92,7 +93,7 @@ class InputLayer(Layer):
             "batch_input_shape": self._batch_input_shape,
             "dtype": self.dtype,
             "sparse": self.sparse,
-            "ragged": False,
+            "ragged": self.ragged,
             "name": self.name,
             "optional": False,
         }

@@ -21,46 +21,9 @@ from layerflow._src.data.structure import TensorSpec
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import regularizers as regularizers_mod
+from layerflow._src.keras.engine.dtype_policy import Policy
 from layerflow._src.keras.engine.layer_utils import call_context, to_shapes, who
 from layerflow._src.utils import nest
-
-
-class Policy:
-    """A layer's dtype policy (`layer.dtype_policy`): its variable and compute dtypes.
-
-    layerflow computes in the variable dtype (no mixed precision), so both are the layer's
-    dtype.
-
-    >>> Policy("float32")
-    <Policy "float32">
-    """
-
-    def __init__(self, name: str) -> None:
-        self._name = dtypes.as_dtype(name).name
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def compute_dtype(self) -> str:
-        return self._name
-
-    @property
-    def variable_dtype(self) -> str:
-        return self._name
-
-    def get_config(self) -> dict[str, Any]:
-        return {"name": self._name}
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Policy) and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(self._name)
-
-    def __repr__(self) -> str:
-        return f'<Policy "{self._name}">'
 
 
 def _int_shape(t: Any) -> Any:
@@ -331,7 +294,7 @@ class LayerApi:
 
     @property
     def dtype_policy(self) -> Policy:
-        return Policy(self.dtype)
+        return self.__dict__.get("_dtype_policy") or Policy(self.dtype)
 
     def add_variable(self, *args: Any, **kwargs: Any) -> Any:
         """Deprecated alias of `add_weight`."""

@@ -375,6 +375,12 @@ class LayerState(Module):
                 f"{who(self)}.add_weight({name!r}): the initializer returned shape {var.shape}, "
                 f"but the weight's shape is {shape}."
             )
+        if (
+            self.__dict__.get("_compute_dtype") is not None
+            and dt.is_floating
+            and kwargs.get("experimental_autocast", True)
+        ):
+            var._lf_autocast = True  # read in the compute dtype inside call (dtype_policy.py)
         self._own_weights.append(var)
         self._own_names[key] = var
         reg = regularizers_mod.get(regularizer)

@@ -232,7 +232,7 @@ def output_spec(layer: Any, inputs: Any, shapes: Any, args: tuple, kwargs: dict)
     if not getattr(type(layer).compute_output_shape, "_lf_runs_call", False):
         out_shapes = layer.compute_output_shape(shapes)
         first = nest.flatten(inputs)[0]
-        dt = layer.dtype if first.dtype.is_floating else first.dtype.name
+        dt = layer.compute_dtype if first.dtype.is_floating else first.dtype.name
         return map_shapes(lambda s: KerasTensor(s, dt), to_shapes(out_shapes))
     return spec_by_running(layer, inputs, shapes, args, kwargs)
 

@@ -198,7 +198,7 @@ class MultiHeadAttention(Layer):
             "activity_regularizer": self._activity_regularizer,
             "kernel_constraint": self._kernel_constraint,
             "bias_constraint": self._bias_constraint,
-            "dtype": self._dtype,
+            "dtype": self._dtype_policy or self._dtype,
         }
 
     def _projection(self, rank: int, last: list, name: str, bound: int = 1) -> EinsumDense:
@@ -238,8 +238,8 @@ class MultiHeadAttention(Layer):
             rank, axes
         )
         norm_axes = tuple(range(scores_rank - len(axes), scores_rank))
-        self._softmax = Softmax(axis=norm_axes, dtype=self._dtype)
-        self._dropout_layer = Dropout(rate=self._dropout, dtype=self._dtype)
+        self._softmax = Softmax(axis=norm_axes, dtype=self._dtype_policy or self._dtype)
+        self._dropout_layer = Dropout(rate=self._dropout, dtype=self._dtype_policy or self._dtype)
         if self._output_shape:
             out = self._output_shape
             out = list(out) if isinstance(out, collections.abc.Sized) else [out]
@@ -349,7 +349,7 @@ class MultiHeadAttention(Layer):
 
     def _output_spec(self, inputs: Any, shapes: Any, args: tuple, kwargs: dict) -> Any:
         # Symbolic call: the output (and the scores when asked) from shapes alone.
-        out = KerasTensor(self.compute_output_shape(shapes), self.dtype)
+        out = KerasTensor(self.compute_output_shape(shapes), self.compute_dtype)
         if not kwargs.get("return_attention_scores"):
             return out
         q = TensorShape(shapes)
@@ -357,4 +357,4 @@ class MultiHeadAttention(Layer):
         axes = [a % (q.rank + 1) for a in self._attention_axes]
         batch = [q[i] for i in range(q.rank - 1) if i not in axes]
         scores = batch + [self._num_heads] + [q[a] for a in axes] + [v[a] for a in axes]
-        return out, KerasTensor(scores, self.dtype)
+        return out, KerasTensor(scores, self.compute_dtype)

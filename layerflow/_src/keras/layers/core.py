@@ -15,6 +15,7 @@ from layerflow._src.keras.engine.input_layer import InputLayer
 from layerflow._src.keras.engine.input_spec import InputSpec
 from layerflow._src.keras.layers.weight_options import set_weight_options
 from layerflow._src.ops import array_ops, dense_ops, math_ops, sparse_ops
+from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 
 __all__ = ["Dense", "Flatten", "InputLayer"]
 
@@ -82,6 +83,8 @@ class Dense(Layer):
         self.input_spec = InputSpec(min_ndim=2, axes={-1: last})
 
     def call(self, inputs: Any) -> Any:
+        if isinstance(inputs, RaggedTensor) and inputs.shape[-1] is not None:
+            return inputs.with_flat_values(self.call(inputs.flat_values))  # as tf_keras
         if isinstance(inputs, SparseTensor):  # keras.Input(sparse=True): never densified
             outputs = sparse_ops.sparse_dense_matmul(inputs, self.kernel)
             if self.bias is not None:

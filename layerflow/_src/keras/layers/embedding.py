@@ -10,6 +10,7 @@ from layerflow._src.keras.engine.arg_checks import check_count
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.ops import array_ops, gather_ops, math_ops
+from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 
 
 class Embedding(Layer):
@@ -54,6 +55,8 @@ class Embedding(Layer):
         self.built = True
 
     def call(self, inputs: Any) -> Any:
+        if isinstance(inputs, RaggedTensor):  # ragged ids in, ragged vectors out (as Keras)
+            return inputs.with_flat_values(self.call(inputs.flat_values))
         if inputs.dtype.name not in ("int32", "int64"):
             inputs = math_ops.cast(inputs, "int32")
         out = gather_ops.gather(self.embeddings, inputs)

@@ -204,6 +204,8 @@ class Concatenate(_Merge):
     TensorShape([2, 7])
     """
 
+    _min_inputs = 1  # tf_keras: a list of one input is returned as it is
+
     def __init__(self, axis: int = -1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.axis = check_axis(axis, "axis", _who(self), allow_list=False)

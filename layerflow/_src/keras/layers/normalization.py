@@ -12,6 +12,7 @@ from layerflow._src.distribute import distribute_lib
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.variables import VariableAggregation
 from layerflow._src.keras import constraints, initializers, regularizers
+from layerflow._src.keras.engine import dtype_policy
 from layerflow._src.keras.engine.arg_checks import check_axis
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
@@ -178,6 +179,13 @@ class BatchNormalization(Layer):
         return tuple(out)
 
     def call(self, inputs: Any, training: Any = None) -> Any:
+        if inputs.dtype.name in ("float16", "bfloat16"):
+            # As tf_keras: 16-bit inputs (a mixed policy) are normalized in float32, with the
+            # float32 variables as they are, and the result cast back.
+            out = dtype_policy.run_autocast(
+                None, self.call, math_ops.cast(inputs, "float32"), training
+            )
+            return math_ops.cast(out, inputs.dtype)
         ndim = inputs.ndim
         reduce_axes = [i for i in range(ndim) if i not in self._param_axes]
         bshape = self._broadcast_shape(ndim, tuple(self.moving_mean.shape))

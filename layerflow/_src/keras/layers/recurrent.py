@@ -43,6 +43,8 @@ from layerflow._src.keras.layers.rnn_cells import (
 from layerflow._src.keras.layers.rnn_wrappers import Bidirectional, TimeDistributed, Wrapper
 from layerflow._src.keras.serialization import serialize_keras_object
 from layerflow._src.ops import array_ops, math_ops
+from layerflow._src.ops.ragged import ragged_convert
+from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 from layerflow._src.utils import nest
 
 # The recurrent family in one place (the cells and wrappers live in their own modules).
@@ -152,6 +154,9 @@ class RNN(Layer):
             kwargs["constants"] = constants
         if isinstance(inputs, list) and len(inputs) > 1:
             return self._call_list(inputs, kwargs)
+        if isinstance(inputs, RaggedTensor):  # padded, with the mask of its row lengths
+            return ragged_convert.call_padded(super().__call__, inputs, self.return_sequences,
+                                              kwargs)  # fmt: skip
         return super().__call__(inputs, **kwargs)
 
     def _call_list(self, inputs: list, kwargs: dict) -> Any:

@@ -9,6 +9,8 @@ from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.layers.rnn_cells import deserialize_layer
 from layerflow._src.keras.serialization import serialize_keras_object
 from layerflow._src.ops import array_ops
+from layerflow._src.ops.ragged import ragged_convert
+from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 from layerflow._src.utils import nest
 
 __all__ = ["Bidirectional", "TimeDistributed", "Wrapper"]
@@ -185,6 +187,9 @@ class Bidirectional(Wrapper):
             kwargs["initial_state"] = initial_state
         if constants is not None:
             kwargs["constants"] = constants
+        if isinstance(inputs, RaggedTensor):  # padded, with the mask of its row lengths
+            return ragged_convert.call_padded(super().__call__, inputs, self.return_sequences,
+                                              kwargs)  # fmt: skip
         return super().__call__(inputs, **kwargs)
 
     def build(self, input_shape: Any) -> None:

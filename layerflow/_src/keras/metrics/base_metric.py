@@ -39,14 +39,16 @@ class Metric(Layer):
     _is_metric = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        # Inside a tf.function trace (a compiled `fit` step) `update_state` works on arrays, so
-        # it runs eagerly as a host step at every call; `result()` too, its value an output of
-        # the step. Metrics whose methods are written with ops and `assign` can drop this.
+        # Inside a tf.function trace (a compiled `fit` step) `update_state` and `result()` are
+        # traced: written with ops and `assign`, they become steps of the program. A metric
+        # that computes on values or keeps Python state (NumPy, `.numpy()`, a PyMetric) runs
+        # eagerly as a host step at every call instead, `result()`'s value an output of the
+        # step (`host_method(trace=True)` tells the two apart).
         super().__init_subclass__(**kwargs)
         for name, outputs in (("update_state", False), ("result", True)):
             method = cls.__dict__.get(name)
             if callable(method) and not getattr(method, "_lf_host_method", False):
-                setattr(cls, name, host_method(method, outputs=outputs))
+                setattr(cls, name, host_method(method, outputs=outputs, trace=True))
 
     def __init__(self, name: str | None = None, dtype: Any = None, **kwargs: Any) -> None:
         # Keras names a metric after its class without a uniquifying suffix ('mean').

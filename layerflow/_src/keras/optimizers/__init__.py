@@ -72,6 +72,10 @@ def deserialize(config: dict[str, Any], custom_objects: dict[str, Any] | None = 
     name = config.get("class_name") if isinstance(config, dict) else None
     if isinstance(name, str) and name.lower() in _BY_NAME and name not in (custom_objects or {}):
         table[name] = _BY_NAME[name.lower()]  # Keras accepts 'adam' and 'ADAM' too
+    if name == "LossScaleOptimizer":  # (it wraps this package's optimizers: imported here)
+        from layerflow._src.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizer
+
+        table[name] = LossScaleOptimizer
     return serialization.deserialize_keras_object(
         config, table, custom_objects, printable_module_name="optimizer"
     )

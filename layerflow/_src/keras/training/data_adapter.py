@@ -18,6 +18,8 @@ from layerflow._src.data import arrays
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras.utils.sequence import Sequence, ordered_map
 from layerflow._src.ops import random_ops
+from layerflow._src.ops.ragged.ragged_getitem import gather_rows
+from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 from layerflow._src.utils import nest
 
 
@@ -54,13 +56,13 @@ def pack_x_y_sample_weight(x: Any, y: Any = None, sample_weight: Any = None) -> 
 def _is_array_like(x: Any) -> bool:
     if x is None:
         return True
-    if isinstance(x, np.ndarray | TensorLike | int | float):
+    if isinstance(x, np.ndarray | TensorLike | RaggedTensor | int | float):
         return True
     if isinstance(x, list) and x and all(isinstance(v, tuple) for v in x):
         return False  # a list of (x, y) batches, not a multi-input list of arrays
     if isinstance(x, list | tuple | dict):
         flat = nest.flatten(x)
-        if all(isinstance(v, np.ndarray | TensorLike) for v in flat) and flat:
+        if all(isinstance(v, np.ndarray | TensorLike | RaggedTensor) for v in flat) and flat:
             return True
         # A plain nested list of numbers is an array too.
         return not any(hasattr(v, "__iter__") and not isinstance(v, str) for v in flat)
@@ -69,6 +71,8 @@ def _is_array_like(x: Any) -> bool:
 
 def _as_array(x: Any) -> Any:
     """The array batches are sliced from (`data.arrays.source_array`)."""
+    if isinstance(x, RaggedTensor):  # batches are its rows (a RaggedTensor each)
+        return x
     return arrays.source_array(x)
 
 
@@ -124,6 +128,8 @@ class ArrayData:
         return self.steps
 
     def _take(self, a: Any, idx: Any) -> Any:
+        if isinstance(a, RaggedTensor):
+            return a[idx] if isinstance(idx, slice) else gather_rows(a, idx)
         return arrays.rows(a, idx, self._device)
 
     def _batch(self, idx: Any) -> Any:
@@ -170,6 +176,8 @@ def _class_weights(y: Any, sw: Any, class_weight: dict) -> Any:
 
 
 def _to_tensor(a: Any) -> Any:
+    if isinstance(a, RaggedTensor):  # a dataset's ragged batch reaches the model as it is
+        return a
     return arrays.to_tensor(a)
 
 
@@ -303,6 +311,8 @@ def adapt(
     what: str = "fit",
 ) -> ArrayData | IterableData:
     """The right adapter for `x` (and `y`, `sample_weight`)."""
+    if getattr(x, "_lf_dataset_creator", False):  # utils.experimental.DatasetCreator
+        x = x.make_dataset(what, steps)
     if isinstance(x, Sequence) and y is None and sample_weight is None:
         return _sequence_data(x, steps, shuffle, class_weight)
     if _is_array_like(x):

@@ -134,7 +134,7 @@ class StepFunction:
                 if not (isinstance(err, errors.UnimplementedError)
                         or getattr(err, "_lf_during_trace", False)):  # fmt: skip
                     raise
-                # The steps could not be traced (a masked fused RNN, a layer that computes on
+                # The steps could not be traced (a layer that computes on
                 # host arrays): nothing ran, so this model's steps run eagerly from now on; a
                 # real error in the step is raised again by the eager run.
                 _log.warning("%s of %s runs eagerly (its steps could not be compiled): %s: %s",
