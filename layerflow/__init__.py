@@ -193,6 +193,9 @@ from layerflow.dtypes import (  # the dtype constants are tf.dtypes' own
 # isort: split
 # --- string and ragged tensors (h-strings): in _LAZY_NAMES (imported on first use) ---
 
+# isort: split
+# --- edit distance and TF's raw N-D FFT ops (h-ext): in _LAZY_NAMES (imported on first use) ---
+
 device = _DeviceContext
 
 
@@ -231,6 +234,11 @@ del _space, _module
 
 # Ops imported on first use, to keep `import layerflow` fast.
 _LAZY_NAMES = {
+    "edit_distance": "layerflow._src.ops.sparse_cross_ops",
+    "fftnd": "layerflow._src.ops.fft_nd_ops",
+    "ifftnd": "layerflow._src.ops.fft_nd_ops",
+    "irfftnd": "layerflow._src.ops.fft_nd_ops",
+    "rfftnd": "layerflow._src.ops.fft_nd_ops",
     "bitcast": "layerflow._src.ops.array_extra_ops",
     "broadcast_dynamic_shape": "layerflow._src.ops.array_extra_ops",
     "broadcast_static_shape": "layerflow._src.ops.array_extra_ops",

@@ -1,6 +1,7 @@
 """`tf.sparse`: SparseTensor construction, conversion and ops."""
 
 from layerflow._src.framework.sparse_tensor import SparseTensor, SparseTensorSpec
+from layerflow._src.ops.sparse_cross_ops import cross, cross_hashed
 from layerflow._src.ops.sparse_more_ops import (
     bincount,
     fill_empty_rows,
@@ -40,6 +41,8 @@ __all__ = [
     "add",
     "bincount",
     "concat",
+    "cross",
+    "cross_hashed",
     "expand_dims",
     "eye",
     "fill_empty_rows",

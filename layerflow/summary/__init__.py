@@ -1,7 +1,7 @@
 """`tf.summary`: write TensorBoard event files (needs the `tensorboard` package to write).
 
-`trace_on`, `trace_off` and `trace_export` are absent: they export TF graphs and profiler
-traces, which layerflow does not have.
+`trace_on`, `trace_off` and `trace_export` record the graphs of `tf.function` traces for
+TensorBoard's Graphs dashboard (`profiler=True` is accepted; layerflow writes no device profile).
 """
 
 # ruff: noqa: F401 - a facade re-exports
@@ -20,13 +20,10 @@ from layerflow._src.summary import (
     text,
     write,
 )
+from layerflow._src.summary.trace import trace_export, trace_off, trace_on
 from layerflow.summary import experimental
 
-_ABSENT = {
-    "trace_on": "it records TF graphs and profiler traces",
-    "trace_off": "it records TF graphs and profiler traces",
-    "trace_export": "it exports TF graphs and profiler traces",
-}
+_ABSENT: dict[str, str] = {}
 
 
 def __getattr__(name: str):  # noqa: ANN202 - module hook

@@ -73,7 +73,7 @@ def _trace_branches(fns: list[Callable[[], Any]], names: list[str]) -> tuple[Any
     first = results[0][1]
     for (_, out), name in zip(results[1:], names[1:]):
         try:
-            nest.assert_same_structure(first, out, check_types=False)
+            nest.assert_same_structure(first, out, check_types=False, expand_composites=True)
         except (ValueError, TypeError):
             raise ValueError(
                 f"{names[0]} and {name} arguments to tf.cond must have the same number, type, and "
@@ -82,7 +82,7 @@ def _trace_branches(fns: list[Callable[[], Any]], names: list[str]) -> tuple[Any
             ) from None
     refs_per, specs_per = [], []
     for (_, out), name in zip(results, names):
-        pairs = [_leaf_ref(tracer, v, name) for v in nest.flatten(out)]
+        pairs = [_leaf_ref(tracer, v, name) for v in nest.flatten(out, expand_composites=True)]
         refs_per.append([p[0] for p in pairs])
         specs_per.append([p[1] for p in pairs])
     out_specs = []
@@ -117,7 +117,7 @@ def _record_step(pred: Any, mode: str, branches: list[Any], out_specs: list[Arra
     step.blocks = [b for b, _ in branches]
     step.extra = [refs for _, refs in branches]
     graph.block.append(step)
-    return outs, nest.pack_sequence_as(structure, outs)
+    return outs, nest.pack_sequence_as(structure, outs, expand_composites=True)
 
 
 def _record_gradient(outs: list[GraphTensor], ext: list[Any], regrad: Callable[..., Any]) -> None:
@@ -135,7 +135,7 @@ def _branch_gradient(fn: Callable[[], Any], ext: list[Any], dys: list[Any]) -> C
             for x in ext:
                 t.watch(x)
             out = fn()
-        flat = nest.flatten(out)
+        flat = nest.flatten(out, expand_composites=True)
         pairs = [(o, d) for o, d in zip(flat, dys) if _is_float(o)]
         return t.gradient([o for o, _ in pairs], ext, output_gradients=[d for _, d in pairs],
                           unconnected_gradients="zero")  # fmt: skip

@@ -78,10 +78,12 @@ def call_key_and_leaves(args: tuple, kwargs: dict) -> tuple[tuple, list[Any]]:
             flat = all(c is None for c in picture[1])
             structure = ("flat", len(args)) if flat else ("seq", picture)
             return (structure, tuple(_leaf_keys(leaves))), leaves
-    leaves = nest.flatten((args, kwargs))
-    flat = not kwargs and all(not nest.is_nested(a) for a in args)
+    leaves = nest.flatten((args, kwargs), expand_composites=True)
+    flat = not kwargs and all(not nest.is_nested(a) and not nest.is_composite(a) for a in args)
     structure = (
-        ("flat", len(args)) if flat else repr(nest.map_structure(lambda _: 0, (args, kwargs)))
+        ("flat", len(args))
+        if flat
+        else repr(nest.map_structure(lambda _: 0, (args, kwargs), expand_composites=True))
     )
     return (structure, tuple(leaf_key(v) for v in leaves)), leaves
 
@@ -96,7 +98,7 @@ def _plain_structure(value: Any, leaves: list[Any]) -> Any:
     t = type(value)
     if t is tuple or t is list:
         return (t is list, tuple([_plain_structure(v, leaves) for v in value]))
-    if nest.is_nested(value):
+    if nest.is_nested(value) or nest.is_composite(value):  # composites take nest's walk
         raise _NotPlain
     leaves.append(value)
     return None
@@ -169,8 +171,10 @@ def bind_signature(fn: Any, input_signature: list[Any], args: tuple, kwargs: dic
         raise fail(f"got an unexpected keyword argument '{sorted(extra)[0]}'")
     out = []
     for value, spec in zip(bound, input_signature):
-        flat_specs = nest.flatten(spec)
-        flat_values = nest.flatten(value)
+        if nest.is_composite(spec) and not spec.is_compatible_with(value):
+            raise fail(f"Can not cast {value!r} to {spec!r}")
+        flat_specs = nest.flatten(spec, expand_composites=True)
+        flat_values = nest.flatten(value, expand_composites=True)
         if len(flat_specs) != len(flat_values):
             raise fail(f"Can not cast {value!r} to {spec!r}")
         for v, s in zip(flat_values, flat_specs):

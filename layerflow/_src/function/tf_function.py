@@ -32,6 +32,7 @@ from layerflow._src.framework import composite_dispatch, convert, dtypes
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.variables import Variable, variable_creator_scope
 from layerflow._src.function import graph as _graph
+from layerflow._src.function import graph_export as _graph_export
 from layerflow._src.function import signature as _sig
 from layerflow._src.function.graph import Const, Graph, GraphTensor, Tracer
 from layerflow._src.function.plan import Plan
@@ -91,7 +92,9 @@ class ConcreteFunction:
 
     @property
     def outputs(self) -> list[Any]:
-        return [t for t in nest.flatten(self.structured_outputs) if isinstance(t, GraphTensor)]
+        return [
+            t for t in nest.flatten(self.structured_outputs, True) if isinstance(t, GraphTensor)
+        ]
 
     @property
     def variables(self) -> tuple[Variable, ...]:
@@ -106,7 +109,7 @@ class ConcreteFunction:
         return self.graph.name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves = nest.flatten((args, kwargs))
+        leaves = nest.flatten((args, kwargs), expand_composites=True)
         key = _sig.call_key(args, kwargs)
         if not _sig.covers(self._key, key):
             raise TypeError(
@@ -173,7 +176,9 @@ def _type_text(value: Any) -> str:
 
 def _output_specs(outputs: Any) -> Any:
     return nest.map_structure(
-        lambda t: TensorSpec(t.shape, t.dtype) if isinstance(t, GraphTensor) else t, outputs
+        lambda t: TensorSpec(t.shape, t.dtype) if isinstance(t, GraphTensor) else t,
+        outputs,
+        expand_composites=True,
     )
 
 
@@ -191,7 +196,9 @@ def _as_array(value: Any, device: backend.Device) -> Any:
 
 def _pack_outputs(structure: Any, flat: list[Any]) -> Any:
     it = iter(flat)
-    return nest.map_structure(lambda leaf: next(it) if leaf is _SLOT else leaf, structure)
+    return nest.map_structure(
+        lambda leaf: next(it) if leaf is _SLOT else leaf, structure, expand_composites=True
+    )
 
 
 _SLOT = object()  # marks the output leaves that the plan computes
@@ -217,8 +224,11 @@ def _packer(structure: Any) -> Callable[[Any], Any]:
             return {k: values[k] for k in keys}
 
         return pack_dict
-    if nest.is_nested(structure):
-        return lambda it: _pack_outputs(structure, list(it))
+    if nest.is_nested(structure) or nest.is_composite(structure):
+        # other nested types and composites (extension types): nest's walk, taking only the
+        # leaves of this part (its siblings follow in the same iterator)
+        n = sum(1 for leaf in nest.flatten(structure, expand_composites=True) if leaf is _SLOT)
+        return lambda it: _pack_outputs(structure, [next(it) for _ in range(n)])
     if structure is _SLOT:
         return lambda it: next(it)
     return lambda it: structure
@@ -246,7 +256,7 @@ class Function:
                 )
             from layerflow._src.ops.ragged.ragged_spec import RaggedTensorSpec  # on first use
 
-            for s in nest.flatten(list(input_signature)):
+            for s in nest.flatten(list(input_signature), expand_composites=True):
                 if not isinstance(s, TensorSpec | RaggedTensorSpec):
                     raise TypeError(
                         f"input_signature must be a possibly nested sequence of TensorSpec "
@@ -379,7 +389,7 @@ class Function:
         graph = Graph(self._name)
         tracer = Tracer(graph, allow_variables)
         device = tracer.device
-        leaves = nest.flatten((args, kwargs))
+        leaves = nest.flatten((args, kwargs), expand_composites=True)
         names = _input_names(self._python_function, args, kwargs)
         placeholders = []
         sym_leaves = []
@@ -396,17 +406,18 @@ class Function:
             else:
                 sym_leaves.append(value)
                 spec_leaves.append(value)
-        sym_args, sym_kwargs = nest.pack_sequence_as((args, kwargs), sym_leaves)
+        sym_args, sym_kwargs = nest.pack_sequence_as((args, kwargs), sym_leaves, True)
         creator = _VariableCreator(tracer)
         with _tape.stop_recording_all(), variable_creator_scope(creator), _graph.tracing(tracer):
             self._tracing_count += 1
             outputs = self._body()(*sym_args, **sym_kwargs)
             out_structure, refs, structured = _output_refs(tracer, outputs)
         plan = Plan(graph, refs, device)
-        signature = nest.pack_sequence_as((args, kwargs), spec_leaves)
+        signature = nest.pack_sequence_as((args, kwargs), spec_leaves, True)
         keep = [v for v in leaves if not _sig.is_tensor_value(v)]
         concrete = ConcreteFunction(self, key, graph, plan, signature, structured, out_structure,
                                     keep)  # fmt: skip
+        _graph_export.note(concrete)  # tf.summary.trace_on's graph collection
         return concrete, creator.created
 
     def _note_tracing(self) -> None:
@@ -504,10 +515,12 @@ def _output_refs(tracer: Tracer, outputs: Any) -> tuple[Any, list[Any], Any]:
         refs.append(Const(array))
         return _SLOT
 
-    structure = nest.map_structure(leaf, outputs)
+    structure = nest.map_structure(leaf, outputs, expand_composites=True)
     it = iter(refs)
     structured = nest.map_structure(
-        lambda s: _structured(tracer, next(it)) if s is _SLOT else s, structure
+        lambda s: _structured(tracer, next(it)) if s is _SLOT else s,
+        structure,
+        expand_composites=True,
     )
     return structure, refs, structured
 
@@ -524,14 +537,14 @@ def _input_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> list[str]
     names = []
     for i, a in enumerate(args):
         base = params[i] if i < len(params) else f"args_{i}"
-        names += [base] * len(nest.flatten(a))
+        names += [base] * len(nest.flatten(a, expand_composites=True))
     for k, v in kwargs.items():
-        names += [k] * len(nest.flatten(v))
+        names += [k] * len(nest.flatten(v, expand_composites=True))
     return names
 
 
 def _signature_key(input_signature: list[Any], key: tuple) -> tuple:
-    specs = nest.flatten(input_signature)
+    specs = nest.flatten(input_signature, expand_composites=True)
     leaves = list(key[1])
     out = []
     for lk, s in zip(leaves, specs):

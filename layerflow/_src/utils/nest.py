@@ -1,4 +1,9 @@
-"""Nested structures (`tf.nest`): lists, tuples, namedtuples and dicts (sorted by key)."""
+"""Nested structures (`tf.nest`): lists, tuples, namedtuples and dicts (sorted by key).
+
+With `expand_composites=True`, a composite value (one whose class has `_nest_components()`
+and `_nest_rebuild(components)`, as `tf.experimental.ExtensionType` values do) is walked into
+too: its components are its children, and rebuilding calls `_nest_rebuild`.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,18 @@ def is_nested(structure: Any) -> bool:
     return isinstance(structure, list | tuple | Mapping)
 
 
+def is_composite(value: Any) -> bool:
+    """Whether `value` is a composite that `expand_composites=True` walks into."""
+    return hasattr(type(value), "_nest_components")
+
+
+def _nested(structure: Any, expand: bool) -> bool:
+    return isinstance(structure, list | tuple | Mapping) or (expand and is_composite(structure))
+
+
 def _children(structure: Any) -> list[Any]:
+    if is_composite(structure) and not isinstance(structure, list | tuple | Mapping):
+        return list(structure._nest_components())
     if isinstance(structure, Mapping):
         return [structure[k] for k in sorted(structure, key=_sort_key)]
     return list(structure)
@@ -26,13 +42,13 @@ def flatten(structure: Any, expand_composites: bool = False) -> list[Any]:
     >>> flatten({"b": [1, 2], "a": 0})
     [0, 1, 2]
     """
-    if not is_nested(structure):
+    if not _nested(structure, expand_composites):
         return [structure]
     out: list[Any] = []
     stack = [structure]
     while stack:
         item = stack.pop()
-        if is_nested(item):
+        if _nested(item, expand_composites):
             stack.extend(reversed(_children(item)))
         else:
             out.append(item)
@@ -40,6 +56,8 @@ def flatten(structure: Any, expand_composites: bool = False) -> list[Any]:
 
 
 def _rebuild(structure: Any, children: list[Any]) -> Any:
+    if is_composite(structure) and not isinstance(structure, list | tuple | Mapping):
+        return structure._nest_rebuild(tuple(children))
     if isinstance(structure, Mapping):
         keys = sorted(structure, key=_sort_key)
         mapping = dict(zip(keys, children))
@@ -58,7 +76,7 @@ def _rebuild(structure: Any, children: list[Any]) -> Any:
 def pack_sequence_as(structure: Any, flat_sequence: Any, expand_composites: bool = False) -> Any:
     """Put the leaves of `flat_sequence` back into the shape of `structure`."""
     flat = list(flat_sequence)
-    n = len(flatten(structure))
+    n = len(flatten(structure, expand_composites))
     if len(flat) != n:
         raise ValueError(
             f"pack_sequence_as: the structure has {n} leaves but flat_sequence has {len(flat)}."
@@ -66,18 +84,19 @@ def pack_sequence_as(structure: Any, flat_sequence: Any, expand_composites: bool
     it = iter(flat)
 
     def build(s: Any) -> Any:
-        if not is_nested(s):
+        if not _nested(s, expand_composites):
             return next(it)
         return _rebuild(s, [build(c) for c in _children(s)])
 
     return build(structure)
 
 
-def assert_same_structure(a: Any, b: Any, check_types: bool = True) -> None:
+def assert_same_structure(a: Any, b: Any, check_types: bool = True,
+                          expand_composites: bool = False) -> None:  # fmt: skip
     def check(x: Any, y: Any, path: str) -> None:
-        if is_nested(x) != is_nested(y):
+        if _nested(x, expand_composites) != _nested(y, expand_composites):
             raise ValueError(f"The two structures differ at {path or 'the top'}: {x!r} vs {y!r}.")
-        if not is_nested(x):
+        if not _nested(x, expand_composites):
             return
         if check_types and type(x) is not type(y):
             raise TypeError(
@@ -102,7 +121,8 @@ def map_structure(func: Callable[..., Any], *structures: Any, **kwargs: Any) -> 
     """Apply `func` to the leaves of one or more structures of the same shape."""
     if not structures:
         raise ValueError("map_structure needs at least one structure.")
+    expand = kwargs.get("expand_composites", False)
     for other in structures[1:]:
-        assert_same_structure(structures[0], other, kwargs.get("check_types", True))
-    flats = [flatten(s) for s in structures]
-    return pack_sequence_as(structures[0], [func(*leaves) for leaves in zip(*flats)])
+        assert_same_structure(structures[0], other, kwargs.get("check_types", True), expand)
+    flats = [flatten(s, expand) for s in structures]
+    return pack_sequence_as(structures[0], [func(*leaves) for leaves in zip(*flats)], expand)
