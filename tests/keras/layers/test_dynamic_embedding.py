@@ -1,6 +1,7 @@
 """tf.keras.layers.experimental.DynamicLookup / DynamicEmbedding against real tf_keras 2.21
 (`fixtures/dynamic_embedding_tf.json`, made by `make_dynamic_embedding_fixture.py`)."""
 
+import copy
 import json
 import pathlib
 
@@ -177,3 +178,12 @@ def test_gradient_reaches_the_looked_up_rows():
     # rows: a twice, b once, c once, the OOV row (index 3) twice
     np.testing.assert_allclose(tf.convert_to_tensor(grad).numpy()[:, 0], [2, 1, 1, 2])
     assert [w.name.split("/")[-1] for w in layer.trainable_weights] == ["embeddings:0"]
+
+
+def test_deep_copy_has_its_own_table():
+    layer = X.DynamicLookup(3, ["a", "b", "c"])
+    layer(tf.constant(["a"]))
+    twin = copy.deepcopy(layer)
+    twin(tf.constant(["b"]))
+    assert layer.vocabulary_table_values.numpy().tolist() == [1, 0, 0]
+    assert twin.vocabulary_table_values.numpy().tolist() == [1, 1, 0]

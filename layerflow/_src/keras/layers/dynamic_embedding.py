@@ -69,6 +69,26 @@ def _padded(arr: np.ndarray, n: int, pad: Any) -> np.ndarray:
     return out
 
 
+class _TableLock:
+    """A re-entrant lock that copies and pickles as a fresh lock (layers may be deep-copied)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    def __enter__(self) -> _TableLock:
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._lock.release()
+
+    def __deepcopy__(self, memo: dict) -> _TableLock:
+        return _TableLock()
+
+    def __reduce__(self) -> tuple:
+        return (_TableLock, ())
+
+
 class DynamicLookup(Layer):
     """Map keys to their index in a vocabulary learned from the inputs' frequencies; keys not in
     the vocabulary map to `vocabulary_size` (the one OOV index).
@@ -102,7 +122,7 @@ class DynamicLookup(Layer):
         )
         # tf_keras keeps a 20% bigger frequency table, sized in float32 arithmetic.
         self.internal_table_size = int(np.floor(np.float32(self.vocabulary_size) * np.float32(1.2)))
-        self._table_lock = threading.RLock()
+        self._table_lock = _TableLock()
 
     def _initial_vocabulary(self, initial: Any) -> np.ndarray:
         owner = f"DynamicLookup '{self.name}'"
