@@ -157,3 +157,7 @@ from layerflow._src.keras.layers.preprocessing.normalization import Normalizatio
 # --- string preprocessing layers (h-ktext) ---
 from layerflow._src.keras.layers.preprocessing.string_lookup import StringLookup
 from layerflow._src.keras.layers.preprocessing.text_vectorization import TextVectorization
+
+# isort: split
+# --- tf.keras.layers.experimental's dynamic vocabulary layers (h-dynemb) ---
+from layerflow._src.keras.layers.dynamic_embedding import DynamicEmbedding, DynamicLookup

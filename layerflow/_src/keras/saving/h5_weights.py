@@ -220,7 +220,9 @@ class _FileVars:
         for key, item in group.items():
             if not key.isdigit() or not isinstance(item, h5py.Dataset):
                 raise _damaged(path, f"'{name}/{key}' is not a numbered dataset")
-            if item.dtype.kind not in "biufc" or item.shape is None:
+            # Numbers, or variable-length strings (the vocabulary variables of lookup layers).
+            text = item.dtype.kind == "O" and h5py.check_string_dtype(item.dtype) is not None
+            if (item.dtype.kind not in "biufc" and not text) or item.shape is None:
                 raise _damaged(path, f"'{name}/{key}' has dtype {item.dtype}, not a number")
             if item.compression is None and item.size * item.dtype.itemsize > self.size:
                 # A damaged header can claim any shape; never allocate what the file can't hold.
