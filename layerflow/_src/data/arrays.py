@@ -13,22 +13,27 @@ from typing import Any
 import numpy as np
 
 from layerflow._src import backend
+from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import Tensor, TensorLike
 
 
 def source_array(x: Any) -> Any:
     """The array batches are sliced from: a tensor's own array (no copy), or `x` as a NumPy
-    array (float64 becomes float32, as Keras feeds it); text or object arrays are an error."""
+    array (float64 becomes float32, as Keras feeds it; text becomes a string tensor's bytes, as
+    TF feeds a NumPy array of str to `TextVectorization`/`StringLookup`)."""
     if isinstance(x, TensorLike):
         return x._data
     a = np.asarray(x)
     if a.dtype == np.float64:
         a = a.astype(np.float32)
     if a.dtype.kind in "US" or a.dtype == object:
-        raise TypeError(
-            f"Training data must be numeric arrays, got an array of dtype {a.dtype}. Convert it "
-            "to numbers (e.g. with a lookup table) first."
-        )
+        try:
+            return convert_to_tensor(a)._data  # strings as tf.string (bytes), on the host
+        except (TypeError, ValueError) as e:
+            raise TypeError(
+                f"Training data must be numeric or string arrays, got an array of dtype "
+                f"{a.dtype} that is neither ({e}). Convert it to numbers or strings first."
+            ) from None
     return a
 
 
@@ -40,7 +45,7 @@ def feed_device() -> backend.Device:
 def rows(a: Any, idx: Any, device: backend.Device) -> Tensor:
     """`a[idx]` as a tensor: host rows copied to `device`, device rows kept where they are."""
     part = a[idx]
-    if isinstance(part, np.ndarray):
+    if isinstance(part, np.ndarray) and part.dtype.kind not in "SO":  # strings stay on the host
         return Tensor(backend.to_device(part, device), device)
     return Tensor(part, backend.array_device(part))
 
