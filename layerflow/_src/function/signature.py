@@ -41,9 +41,26 @@ def leaf_key(value: Any) -> Any:
     try:
         hash(value)
     except TypeError:
-        return ("O", id(value))
+        return ("O", _Identity(value))
     # By value, as TF's Literal types: f(1) and f(1.0) share a trace (1 == 1.0).
     return ("P", value)
+
+
+class _Identity:
+    """An unhashable argument in a call key: equal only to itself, and held by the key, so its
+    id cannot pass to a new object while a trace keyed by it exists (a bare id could, and the
+    new object would reuse a trace with the old one's values baked in)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
 
 
 def _np_dtype(value: np.ndarray) -> np.dtype:
