@@ -259,6 +259,21 @@ class Optimizer(OptimizerMethods, Trackable):
                 f"for that variable are {have}."
             ) from None
 
+    def _build_for(self, variables: list[Variable]) -> None:
+        """Build the slots of the variables never seen (the first step, or a model that grew)
+        and write the checkpoint values waiting for them: once, eagerly, also when a trace
+        runs this (`suspended`), never as steps of the traced program. A compiled `fit` calls
+        it before its first trace, so that trace creates no variable (which, as in TF, would
+        trace the function a second time)."""
+        known = self._known
+        with suspended():
+            if len(known) < len(variables) or any(id(v) not in known for v in variables):
+                new = [v for v in variables if id(v) not in known]
+                self.build(new)
+                self._built = True
+                known.update(id(v) for v in new)
+            self._run_after_build()  # checkpoint values waiting for the slots
+
     def _scratch_for(self, var: Variable) -> optimizer_ops.Scratch:
         """The reusable temporary of `var`'s updates (see `optimizer_ops.Scratch`)."""
         scratch = self._scratch.get(id(var))
@@ -389,17 +404,7 @@ class Optimizer(OptimizerMethods, Trackable):
                 f"No gradients provided for any variable: {names}. Check that the loss is "
                 "computed from the variables inside the GradientTape."
             )
-        known = self._known
-        # Slots are made, and waiting checkpoint values written, once: eagerly, also when a
-        # trace runs this (`suspended`), never as steps of the traced program.
-        with suspended():
-            if len(known) < len(kept_v) or any(id(v) not in known for v in kept_v):
-                # First step, or a model that grew: build slots for the variables never seen.
-                new = [v for v in kept_v if id(v) not in known]
-                self.build(new)
-                self._built = True
-                known.update(id(v) for v in new)
-            self._run_after_build()  # checkpoint values waiting for the slots
+        self._build_for(kept_v)
         clipped = self._clip(kept_g)
         if backend.flags.tracer is not None:
             scalars = self._step_scalars()  # a host step: read at every call of the program

@@ -91,6 +91,7 @@ class StepFunction:
         self.__name__ = f"{kind}_function"
         self._function: Any = None
         self._structure: tuple[int, tuple[int, ...]] | None = None
+        self._optimizer_built: tuple[int, int] | None = None
         if compiled:
             self._function = self._compile()
 
@@ -117,6 +118,19 @@ class StepFunction:
         self._structure = (version, ids)
         return changed
 
+    def _build_optimizer(self) -> None:
+        """Make the optimizer's slots for a built model's trainable variables before a trace:
+        a traced `apply_gradients` would otherwise create them in the first trace, which then
+        runs twice (a trace that creates variables is traced again, as in TF)."""
+        model = self._model
+        version = (layer_state._structure_version[0], id(getattr(model, "optimizer", None)))
+        if self._optimizer_built == version:  # no layer or optimizer changed since: built
+            return
+        build = getattr(getattr(model, "optimizer", None), "_build_for", None)
+        if build is not None and model.built:
+            build(list(model.trainable_variables))
+            self._optimizer_built = version
+
     @property
     def function(self) -> Any:
         """The `tf.function` of the compiled steps (None when the steps run eagerly)."""
@@ -128,6 +142,8 @@ class StepFunction:
         if self._function is not None and not tf_function.functions_run_eagerly():
             if self._trainable_changed():
                 self._function = self._compile()
+            if self.kind == "train":
+                self._build_optimizer()
             try:
                 out = self._function(tuple(batches))
             except Exception as err:
