@@ -43,6 +43,7 @@ __all__ = [
     "sgd_delta",
     "sgd_momentum",
     "slot_like",
+    "step_scalar",
     "step_scalars",
     "Scratch",
 ]
@@ -272,6 +273,17 @@ def _scale_by(xp: Any, a: Any, s: Any, i: int, scratch: Scratch | None) -> Any:
 def scale_by(a: Any, s: Any, index: int, scratch: Scratch | None = None) -> Tensor:
     """`a` times entry `index` of a step_scalars vector (weight decay's `1 - lr wd`)."""
     return _scale_by(a, s, index, scratch)
+
+
+@op("step_scalar", 1, same_dtype=False)
+def _step_scalar(xp: Any, s: Any, i: int, dtype: Any) -> Any:
+    return xp.asarray(s[i], dtype=dtype)
+
+
+def step_scalar(s: Any, index: int, like: Any) -> Tensor:
+    """Entry `index` of a step_scalars vector as a scalar tensor of `like`'s dtype (a Variable;
+    the value a Python float would take in an op with it)."""
+    return _step_scalar(s, index, like._data.dtype)
 
 
 @op("select_by_scalar", 3, same_dtype=False)

@@ -62,6 +62,11 @@ OPTIMIZERS = {
         0.01, momentum=0.5, centered=True
     ),
     "adagrad": lambda: tf.keras.optimizers.Adagrad(0.1),
+    "adamax": lambda: tf.keras.optimizers.Adamax(0.01),
+    "nadam": lambda: tf.keras.optimizers.Nadam(0.01),
+    "adadelta": lambda: tf.keras.optimizers.Adadelta(1.0),
+    "ftrl": lambda: tf.keras.optimizers.Ftrl(0.1, l1_regularization_strength=0.01, beta=0.1),
+    "lion": lambda: tf.keras.optimizers.Lion(0.001),
     "clipnorm": lambda: tf.keras.optimizers.Adam(0.01, clipnorm=0.05),
     "global_clipnorm": lambda: tf.keras.optimizers.SGD(0.05, global_clipnorm=0.1),
     "clipvalue": lambda: tf.keras.optimizers.RMSprop(0.01, clipvalue=0.01),
@@ -162,3 +167,8 @@ def test_a_subclass_overriding_a_rule_is_a_host_step():
 
     step()
     assert opt.seen == 0.5 and _host_step_names(step) == ["_host_apply_gradients"]
+
+
+def test_adafactor_runs_as_a_host_step_and_matches_eager():
+    model, _ = _same(lambda: tf.keras.optimizers.Adafactor(0.1))
+    assert _host_step_names(model.train_function.function) == ["_host_apply_gradients"]

@@ -35,6 +35,14 @@ from layerflow._src.ops.array_ops import constant
 from layerflow._src.utils import naming
 
 
+def traced_rule(method: Any) -> Any:
+    """Mark a rule's `_apply` or `update_step` as reading every per-step scalar from the step's
+    scalars vector (never a Python float), so `apply_gradients` may be traced into a
+    tf.function's program (`Optimizer._traces_as_ops`)."""
+    method._lf_traced = True
+    return method
+
+
 class _VariableList(list):
     """A list that may also be called, so both `opt.variables` (Keras 3) and
     `opt.variables()` (TF 2.10's OptimizerV2) work."""
@@ -330,12 +338,14 @@ class Optimizer(OptimizerMethods, Trackable):
 
     def _traces_as_ops(self) -> bool:
         """Whether `apply_gradients` may be traced into a tf.function's program: a built-in
-        rule (its `_apply` marked `_lf_traced`, reading every per-step scalar from the
-        `_step_scalars` tensor) whose other steps are this class's. Any other optimizer (a
+        rule (its `_apply`, and `update_step` when it has one, marked by `traced_rule`: they
+        read every per-step scalar from the `_step_scalars` tensor) whose other steps are this
+        class's. Any other optimizer (a
         Python `update_step`, the op-written rules of rules_extra) runs as a host step."""
         cls = type(self)
         return (
             getattr(cls._apply, "_lf_traced", False)
+            and getattr(cls.update_step, "_lf_traced", cls.update_step is Optimizer.update_step)
             and cls._clip is Optimizer._clip
             and cls._decay_weights is Optimizer._decay_weights
             and cls._ema_step is Optimizer._ema_step

@@ -13,15 +13,8 @@ import math
 from typing import Any
 
 from layerflow._src.framework.variables import Variable
-from layerflow._src.keras.optimizers.optimizer import Optimizer
+from layerflow._src.keras.optimizers.optimizer import Optimizer, traced_rule
 from layerflow._src.ops import optimizer_ops as K
-
-
-def _traced(apply: Any) -> Any:
-    """Mark a rule's `_apply` as written with kernels that read every per-step scalar from the
-    step's scalars vector, so `apply_gradients` may be traced (`Optimizer._traces_as_ops`)."""
-    apply._lf_traced = True
-    return apply
 
 
 class SGD(Optimizer):
@@ -58,7 +51,7 @@ class SGD(Optimizer):
             for v in var_list:
                 self.add_variable_from_reference(v, "m")
 
-    @_traced
+    @traced_rule
     def _apply(
         self, clipped: list[Any], grads: list[Any], variables: list[Variable], scalars: Any
     ) -> None:
@@ -114,7 +107,7 @@ class Adam(Optimizer):
             for v in var_list:
                 self.add_variable_from_reference(v, "vhat")
 
-    @_traced
+    @traced_rule
     def _apply(
         self, clipped: list[Any], grads: list[Any], variables: list[Variable], scalars: Any
     ) -> None:
@@ -207,7 +200,7 @@ class RMSprop(Optimizer):
             for v in var_list:
                 self.add_variable_from_reference(v, "average_gradient")
 
-    @_traced
+    @traced_rule
     def _apply(
         self, clipped: list[Any], grads: list[Any], variables: list[Variable], scalars: Any
     ) -> None:
@@ -262,7 +255,7 @@ class Adagrad(Optimizer):
             init = K.slot_like(v, fill=self.initial_accumulator_value)
             self.add_variable_from_reference(v, "accumulator", initial_value=init)
 
-    @_traced
+    @traced_rule
     def _apply(
         self, clipped: list[Any], grads: list[Any], variables: list[Variable], scalars: Any
     ) -> None:
