@@ -172,3 +172,31 @@ def test_a_subclass_overriding_a_rule_is_a_host_step():
 def test_adafactor_runs_as_a_host_step_and_matches_eager():
     model, _ = _same(lambda: tf.keras.optimizers.Adafactor(0.1))
     assert _host_step_names(model.train_function.function) == ["_host_apply_gradients"]
+
+
+def test_mirrored_variables_in_a_traced_step_update_every_copy_as_eager(two_cpus):
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        v = tf.Variable([1.0, 2.0])
+        opt = tf.keras.optimizers.SGD(0.5, momentum=0.5)
+
+    def replica_step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(v * v)
+        opt.apply_gradients([(tape.gradient(loss, v), v)])
+
+    @tf.function
+    def step():
+        strategy.run(replica_step)
+
+    @tf.function
+    def cross_replica_step():
+        replica_step()
+
+    step()
+    step()  # the values below are those of the same steps run eagerly
+    with strategy.scope():
+        cross_replica_step()
+    np.testing.assert_array_equal(v.numpy(), [-1.5, -3.0])
+    assert [c.numpy().tolist() for c in v.values] == [[-1.5, -3.0]] * 2
+    assert int(opt.iterations) == 3

@@ -370,11 +370,20 @@ class Optimizer(OptimizerMethods, Trackable):
         their kernels and variable writes become steps of the program, reading the step's
         scalars from a host step at every call. Other optimizers run as one host step.
         """
-        if backend.flags.tracer is not None and not self._traces_as_ops():
-            return self._host_apply_gradients(
-                grads_and_vars, name, skip_gradients_aggregation, **kwargs
-            )
-        return self._apply_gradients(grads_and_vars, skip_gradients_aggregation)
+        if backend.flags.tracer is None:
+            return self._apply_gradients(grads_and_vars, skip_gradients_aggregation)
+        pairs = list(grads_and_vars)
+        entry = distribute_context.top()
+        # In a replica context the update meets the other replicas in an all-reduce and a
+        # merge_call across threads, and a variable with several copies (MirroredVariable)
+        # writes each itself: those run as a host step.
+        if (
+            (entry is not None and entry.replica_context is not None)
+            or any(getattr(type(v), "assign", None) is not Variable.assign for _, v in pairs)
+            or not self._traces_as_ops()
+        ):
+            return self._host_apply_gradients(pairs, name, skip_gradients_aggregation, **kwargs)
+        return self._apply_gradients(pairs, skip_gradients_aggregation)
 
     # Updates arrays with Python values: a host step inside tf.function traces.
     @host_method(result=lambda self, *args, **kwargs: self.iterations)
