@@ -5,9 +5,9 @@ copied) and returns the new slot values and the variable's increment as tensors;
 optimizer writes them through the Variable (`assign`, `assign_add`, `assign_sub`), so every
 state change is an op followed by a Variable write, which a traced `tf.function` sees and a
 `MirroredVariable` applies to every copy. Per-step scalars (the learning rate, Adam's
-bias-corrected rate, weight decay's factor) come in as a float64 `step_scalars` vector, a tensor
-input, so a traced step reads them at every call. The formulas are Keras 2.11+'s, in the same float
-order as the former in-place updates, so results are unchanged bit for bit.
+bias-corrected rate, weight decay's factor) come in as a float64 `step_scalars` vector, a
+tensor input, so a traced step reads them at every call. The formulas are Keras 2.11+'s, in
+the same float order as the former in-place updates, so results are unchanged bit for bit.
 
 No op here has a gradient: an optimizer step is never differentiated (a tape that watches a
 slot records nothing).
