@@ -4,8 +4,10 @@ Each op takes the gradient and the current slot values (Variables read in place,
 copied) and returns the new slot values and the variable's increment as tensors; the
 optimizer writes them through the Variable (`assign`, `assign_add`, `assign_sub`), so every
 state change is an op followed by a Variable write, which a traced `tf.function` sees and a
-`MirroredVariable` applies to every copy. The formulas are Keras 2.11+'s, in the same float
-order as the former in-place updates, so results are unchanged bit for bit.
+`MirroredVariable` applies to every copy. Per-step scalars (the learning rate, Adam's
+bias-corrected rate, weight decay's factor) come in as a float64 `step_scalars` vector, a
+tensor input, so a traced step reads them at every call. The formulas are Keras 2.11+'s, in
+the same float order as the former in-place updates, so results are unchanged bit for bit.
 
 No op here has a gradient: an optimizer step is never differentiated (a tape that watches a
 slot records nothing).
@@ -27,7 +29,7 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.autodiff.op import op
 from layerflow._src.framework.convert import to_array
-from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.framework.tensor import ShapedValue, Tensor, TensorLike
 
 __all__ = [
     "adagrad",
@@ -38,9 +40,13 @@ __all__ = [
     "rmsprop",
     "running_max",
     "scale_add",
+    "scale_by",
+    "select_by",
     "sgd_delta",
     "sgd_momentum",
     "slot_like",
+    "step_scalar",
+    "step_scalars",
     "Scratch",
 ]
 
@@ -66,8 +72,8 @@ def slot_like(ref: Any, initial_value: Any = None, shape: Any = None, fill: floa
 
 def as_gradient(value: Any, variable: Any) -> Tensor:
     """A gradient given as a Python or NumPy value, as a tensor of `variable`'s dtype on its
-    device (a tensor passes unchanged)."""
-    if isinstance(value, TensorLike):
+    device (a tensor, or a symbolic one of a tf.function trace, passes unchanged)."""
+    if isinstance(value, ShapedValue):
         return value
     device = variable._device
     return Tensor(backend.to_device(np.asarray(value, dtype=variable._data.dtype), device), device)
@@ -128,22 +134,43 @@ class Scratch:
         return buf
 
 
-@op("sgd_delta")
-def _sgd_delta(xp: Any, g: Any, lr: float, scratch: Scratch | None) -> Any:
+def step_scalars(values: Sequence[float], like: Any) -> Tensor:
+    """The per-step scalars of an update (learning rate, bias corrections, ...) as one float64
+    vector on `like`'s device: an input of the kernels below, so a traced step reads them at
+    every call instead of freezing them (computed in Python float64, as the rules always did;
+    each kernel rounds its scalar to the variable's dtype as NumPy rounds a Python float)."""
+    device = like._device
+    return Tensor(backend.to_device(np.asarray(values, dtype=np.float64), device), device)
+
+
+def _as_scalars(value: Any, like: Any) -> Any:
+    """A kernel's scalars input: a step_scalars vector as is, a Python number as a vector."""
+    return value if isinstance(value, ShapedValue) else step_scalars([float(value)], like)
+
+
+def _scalar(s: Any, i: int, a: Any) -> Any:
+    return s[i].astype(a.dtype)
+
+
+@op("sgd_delta", 2, same_dtype=False)
+def _sgd_delta(xp: Any, g: Any, s: Any, i: int, scratch: Scratch | None) -> Any:
+    lr = _scalar(s, i, g)
     if scratch is None:
         return xp.multiply(g, lr)
     return xp.multiply(g, lr, out=scratch.like(xp, g))
 
 
-def sgd_delta(g: Any, lr: float, scratch: Scratch | None = None) -> Tensor:
+def sgd_delta(g: Any, lr: Any, scratch: Scratch | None = None, index: int = 0) -> Tensor:
     """Plain SGD's decrement of the variable: `lr g` (into `scratch`'s array when given: the
-    result is then valid until the next call with that scratch)."""
-    return _sgd_delta(g, float(lr), scratch)
+    result is then valid until the next call with that scratch). `lr` is a number or a
+    `step_scalars` vector whose entry `index` is the learning rate (likewise below)."""
+    return _sgd_delta(g, _as_scalars(lr, g), index, scratch)
 
 
-@op("sgd_momentum_update", 2, multi_out=True)
-def _sgd_momentum(xp: Any, g: Any, m: Any, lr: float, momentum: float, nesterov: bool) -> Any:
-    step = xp.multiply(g, lr)
+@op("sgd_momentum_update", 3, multi_out=True, same_dtype=False)
+def _sgd_momentum(xp: Any, g: Any, m: Any, s: Any, i: int, momentum: float,
+                  nesterov: bool) -> Any:  # fmt: skip
+    step = xp.multiply(g, _scalar(s, i, g))
     new_m = m * momentum
     new_m -= step
     if not nesterov:
@@ -151,11 +178,12 @@ def _sgd_momentum(xp: Any, g: Any, m: Any, lr: float, momentum: float, nesterov:
     return new_m, step, xp.multiply(new_m, momentum)
 
 
-def sgd_momentum(g: Any, m: Any, lr: float, momentum: float, nesterov: bool) -> tuple:
+def sgd_momentum(g: Any, m: Any, lr: Any, momentum: float, nesterov: bool, index: int = 0
+                 ) -> tuple:  # fmt: skip
     """SGD with momentum: `(m', delta)` with `m' = momentum m - lr g`, and the variable gains
     `delta = m'`; with Nesterov `(m', lr g, momentum m')`: the variable loses the second and
     gains the third (two writes, in the former in-place order)."""
-    return _sgd_momentum(g, m, float(lr), float(momentum), bool(nesterov))
+    return _sgd_momentum(g, m, _as_scalars(lr, g), index, float(momentum), bool(nesterov))
 
 
 @op("adam_moments_update", 3, multi_out=True)
@@ -175,28 +203,29 @@ def adam_moments(g: Any, m: Any, v: Any, beta_1: float, beta_2: float) -> tuple:
     return _adam_moments(g, m, v, float(beta_1), float(beta_2))
 
 
-@op("adam_delta", 2)
-def _adam_delta(xp: Any, m: Any, v: Any, alpha: float, epsilon: float) -> Any:
+@op("adam_delta", 3, same_dtype=False)
+def _adam_delta(xp: Any, m: Any, v: Any, s: Any, i: int, epsilon: float) -> Any:
     out = xp.sqrt(v)
     out += epsilon
     xp.divide(m, out, out=out)
-    out *= alpha
+    out *= _scalar(s, i, out)
     return out
 
 
-def adam_delta(m: Any, v: Any, alpha: float, epsilon: float) -> Tensor:
-    """Adam's decrement of the variable: `alpha m / (sqrt(v) + epsilon)`."""
-    return _adam_delta(m, v, float(alpha), float(epsilon))
+def adam_delta(m: Any, v: Any, alpha: Any, epsilon: float, index: int = 0) -> Tensor:
+    """Adam's decrement of the variable: `alpha m / (sqrt(v) + epsilon)` (`alpha` the
+    bias-corrected learning rate)."""
+    return _adam_delta(m, v, _as_scalars(alpha, m), index, float(epsilon))
 
 
-@op("rmsprop_update", list_input=True, multi_out=True)
-def _rmsprop(xp: Any, values: list[Any], lr: float, rho: float, epsilon: float) -> Any:
-    g, vel = values[0], values[1]
+@op("rmsprop_update", list_input=True, multi_out=True, same_dtype=False)
+def _rmsprop(xp: Any, values: list[Any], i: int, rho: float, epsilon: float) -> Any:
+    g, vel, s = values[0], values[1], values[-1]
     sq = g * g
     sq *= 1.0 - rho
     new_vel = vel * rho
     new_vel += sq
-    if len(values) == 3:  # centered: subtract the squared running mean gradient
+    if len(values) == 4:  # centered: subtract the squared running mean gradient
         avg = values[2]
         new_avg = avg * rho
         new_avg += g * (1.0 - rho)
@@ -206,34 +235,68 @@ def _rmsprop(xp: Any, values: list[Any], lr: float, rho: float, epsilon: float) 
     den += epsilon
     xp.sqrt(den, out=den)
     xp.divide(g, den, out=den)
-    den *= lr
+    den *= _scalar(s, i, den)
     return (new_vel, den) if new_avg is None else (new_vel, den, new_avg)
 
 
-def rmsprop(g: Any, velocity: Any, average_gradient: Any, lr: float, rho: float,
-            epsilon: float) -> tuple:  # fmt: skip
+def rmsprop(g: Any, velocity: Any, average_gradient: Any, lr: Any, rho: float,
+            epsilon: float, index: int = 0) -> tuple:  # fmt: skip
     """RMSprop: `(velocity', delta[, average_gradient'])`; the variable loses `delta`
     (`lr g / sqrt(velocity' - average_gradient'^2 + epsilon)`, centered when
     `average_gradient` is given)."""
     values = [g, velocity] if average_gradient is None else [g, velocity, average_gradient]
-    return _rmsprop(values, float(lr), float(rho), float(epsilon))
+    values.append(_as_scalars(lr, g))
+    return _rmsprop(values, index, float(rho), float(epsilon))
 
 
-@op("adagrad_update", 2, multi_out=True)
-def _adagrad(xp: Any, g: Any, acc: Any, lr: float, epsilon: float) -> Any:
+@op("adagrad_update", 3, multi_out=True, same_dtype=False)
+def _adagrad(xp: Any, g: Any, acc: Any, s: Any, i: int, epsilon: float) -> Any:
     new_acc = g * g
     new_acc += acc
     den = new_acc + epsilon
     xp.sqrt(den, out=den)
     xp.divide(g, den, out=den)
-    den *= lr
+    den *= _scalar(s, i, den)
     return new_acc, den
 
 
-def adagrad(g: Any, accumulator: Any, lr: float, epsilon: float) -> tuple:
+def adagrad(g: Any, accumulator: Any, lr: Any, epsilon: float, index: int = 0) -> tuple:
     """Adagrad: `(accumulator', delta)`, `accumulator' = accumulator + g^2`; the variable loses
     `delta = lr g / sqrt(accumulator' + epsilon)`."""
-    return _adagrad(g, accumulator, float(lr), float(epsilon))
+    return _adagrad(g, accumulator, _as_scalars(lr, g), index, float(epsilon))
+
+
+@op("scale_by_scalar", 2, same_dtype=False)
+def _scale_by(xp: Any, a: Any, s: Any, i: int, scratch: Scratch | None) -> Any:
+    f = _scalar(s, i, a)
+    return a * f if scratch is None else xp.multiply(a, f, out=scratch.like(xp, a))
+
+
+def scale_by(a: Any, s: Any, index: int, scratch: Scratch | None = None) -> Tensor:
+    """`a` times entry `index` of a step_scalars vector (weight decay's `1 - lr wd`)."""
+    return _scale_by(a, s, index, scratch)
+
+
+@op("step_scalar", 1, same_dtype=False)
+def _step_scalar(xp: Any, s: Any, i: int, dtype: Any) -> Any:
+    return xp.asarray(s[i], dtype=dtype)
+
+
+def step_scalar(s: Any, index: int, like: Any) -> Tensor:
+    """Entry `index` of a step_scalars vector as a scalar tensor of `like`'s dtype (a Variable;
+    the value a Python float would take in an op with it)."""
+    return _step_scalar(s, index, like._data.dtype)
+
+
+@op("select_by_scalar", 3, same_dtype=False)
+def _select_by(xp: Any, a: Any, b: Any, s: Any, i: int) -> Any:
+    return xp.array(b if float(s[i]) else a, copy=True)
+
+
+def select_by(a: Any, b: Any, s: Any, index: int) -> Tensor:
+    """A copy of `b` when entry `index` of a step_scalars vector is nonzero, else of `a` (the
+    EMA's overwrite every `ema_overwrite_frequency` steps)."""
+    return _select_by(a, b, s, index)
 
 
 @op("running_max", 2)

@@ -20,18 +20,27 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src import backend
 from layerflow._src.autodiff.tape import GradientTape
 from layerflow._src.distribute import context as distribute_context
 from layerflow._src.distribute.values import select_replica
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
-from layerflow._src.function.graph import host_method
+from layerflow._src.function.graph import host_method, suspended
 from layerflow._src.keras.optimizers.optimizer_methods import OptimizerMethods
 from layerflow._src.keras.optimizers.schedules import LearningRateSchedule
 from layerflow._src.ops import optimizer_ops
 from layerflow._src.ops.array_ops import constant
 from layerflow._src.utils import naming
+
+
+def traced_rule(method: Any) -> Any:
+    """Mark a rule's `_apply` or `update_step` as reading every per-step scalar from the step's
+    scalars vector (never a Python float), so `apply_gradients` may be traced into a
+    tf.function's program (`Optimizer._traces_as_ops`)."""
+    method._lf_traced = True
+    return method
 
 
 class _VariableList(list):
@@ -258,6 +267,21 @@ class Optimizer(OptimizerMethods, Trackable):
                 f"for that variable are {have}."
             ) from None
 
+    def _build_for(self, variables: list[Variable]) -> None:
+        """Build the slots of the variables never seen (the first step, or a model that grew)
+        and write the checkpoint values waiting for them: once, eagerly, also when a trace
+        runs this (`suspended`), never as steps of the traced program. A compiled `fit` calls
+        it before its first trace, so that trace creates no variable (which, as in TF, would
+        trace the function a second time)."""
+        known = self._known
+        with suspended():
+            if len(known) < len(variables) or any(id(v) not in known for v in variables):
+                new = [v for v in variables if id(v) not in known]
+                self.build(new)
+                self._built = True
+                known.update(id(v) for v in new)
+            self._run_after_build()  # checkpoint values waiting for the slots
+
     def _scratch_for(self, var: Variable) -> optimizer_ops.Scratch:
         """The reusable temporary of `var`'s updates (see `optimizer_ops.Scratch`)."""
         scratch = self._scratch.get(id(var))
@@ -279,17 +303,55 @@ class Optimizer(OptimizerMethods, Trackable):
             grads, self.clipvalue, self.clipnorm, self.global_clipnorm
         )
 
-    def _decay_weights(self, variables: list[Variable], lr: float) -> None:
-        wd = self.weight_decay
-        if not wd:
+    def _decay_weights(self, variables: list[Variable], scalars: Any) -> None:
+        if not self.weight_decay:
             return
         for v in variables:
             if id(v) in self._exclude_ids or any(n in v.name for n in self._exclude_names):
                 continue
-            v._update(operator.imul, v.dtype.as_numpy_dtype(1.0 - lr * wd))
+            v.assign(optimizer_ops.scale_by(v, scalars, self._DECAY))
 
-    # Updates arrays in place: a host step inside tf.function traces (a compiled fit step).
-    @host_method(result=lambda self, *args, **kwargs: self.iterations)
+    # --- the step's scalars -------------------------------------------------------------------
+    # Entries of the `_step_scalars` vector; a rule's own scalars (`_rule_scalars`) follow.
+    _LR, _DECAY, _EMA_OVERWRITE, _RULE = 0, 1, 2, 3
+
+    def _rule_scalars(self, lr: float, step: int) -> list[float]:
+        """A rule's per-step scalars (Adam's bias-corrected learning rate), from the learning
+        rate and the 1-based number of the step being applied."""
+        return []
+
+    def _step_scalar_values(self) -> list[float]:
+        lr = self._lr_value()
+        step = int(self._iterations) + 1
+        wd, freq = self.weight_decay, self.ema_overwrite_frequency
+        overwrite = bool(self.use_ema and freq and step % freq == 0)
+        decay = 1.0 - lr * wd if wd else 1.0
+        return [lr, decay, float(overwrite), *self._rule_scalars(lr, step)]
+
+    # Inside a tf.function trace this is a host step run at every call of the program, so the
+    # learning rate (a callback may change it), the schedule's value at the current
+    # `iterations` and the bias corrections are read each step, never frozen by the trace.
+    @host_method(outputs=True)
+    def _step_scalars(self) -> Any:
+        """The step's scalars as one float64 vector (`optimizer_ops.step_scalars`)."""
+        return optimizer_ops.step_scalars(self._step_scalar_values(), self._iterations)
+
+    def _traces_as_ops(self) -> bool:
+        """Whether `apply_gradients` may be traced into a tf.function's program: a built-in
+        rule (its `_apply`, and `update_step` when it has one, marked by `traced_rule`: they
+        read every per-step scalar from the `_step_scalars` tensor) whose other steps are this
+        class's. Any other optimizer (a
+        Python `update_step`, the op-written rules of rules_extra) runs as a host step."""
+        cls = type(self)
+        return (
+            getattr(cls._apply, "_lf_traced", False)
+            and getattr(cls.update_step, "_lf_traced", cls.update_step is Optimizer.update_step)
+            and cls._clip is Optimizer._clip
+            and cls._decay_weights is Optimizer._decay_weights
+            and cls._ema_step is Optimizer._ema_step
+            and cls._step_scalar_values is Optimizer._step_scalar_values
+        )
+
     def apply_gradients(
         self,
         grads_and_vars: Iterable[tuple[Any, Variable]],
@@ -303,7 +365,34 @@ class Optimizer(OptimizerMethods, Trackable):
         `strategy.run`, the gradients are first summed across replicas (unless
         `skip_gradients_aggregation`, for gradients already all-reduced) and the update is
         applied once, in cross-replica context, so every copy of a mirrored variable agrees.
+
+        Inside a `tf.function` trace (a compiled `fit` step) the built-in rules are traced:
+        their kernels and variable writes become steps of the program, reading the step's
+        scalars from a host step at every call. Other optimizers run as one host step.
         """
+        if backend.flags.tracer is None:
+            return self._apply_gradients(grads_and_vars, skip_gradients_aggregation)
+        pairs = list(grads_and_vars)
+        entry = distribute_context.top()
+        # In a replica context the update meets the other replicas in an all-reduce and a
+        # merge_call across threads, and a variable with several copies (MirroredVariable)
+        # writes each itself: those run as a host step.
+        if (
+            (entry is not None and entry.replica_context is not None)
+            or any(getattr(type(v), "assign", None) is not Variable.assign for _, v in pairs)
+            or not self._traces_as_ops()
+        ):
+            return self._host_apply_gradients(pairs, name, skip_gradients_aggregation, **kwargs)
+        return self._apply_gradients(pairs, skip_gradients_aggregation)
+
+    # Updates arrays with Python values: a host step inside tf.function traces.
+    @host_method(result=lambda self, *args, **kwargs: self.iterations)
+    def _host_apply_gradients(
+        self, grads_and_vars: Any, name: Any, skip_gradients_aggregation: bool, **kwargs: Any
+    ) -> Variable:
+        return self._apply_gradients(grads_and_vars, skip_gradients_aggregation)
+
+    def _apply_gradients(self, grads_and_vars: Any, skip_gradients_aggregation: bool) -> Variable:
         pairs = list(grads_and_vars)
         entry = distribute_context.top()
         if entry is not None and entry.replica_context is not None:
@@ -334,22 +423,26 @@ class Optimizer(OptimizerMethods, Trackable):
                 f"No gradients provided for any variable: {names}. Check that the loss is "
                 "computed from the variables inside the GradientTape."
             )
-        known = self._known
-        if len(known) < len(kept_v) or any(id(v) not in known for v in kept_v):
-            # First step, or a model that grew: build slots for the variables never seen.
-            new = [v for v in kept_v if id(v) not in known]
-            self.build(new)
-            self._built = True
-            known.update(id(v) for v in new)
-        self._run_after_build()  # checkpoint values waiting for the slots (optimizer_methods)
+        self._build_for(kept_v)
         clipped = self._clip(kept_g)
-        lr = self._lr_value()
-        self._current_lr = lr
-        self._decay_weights(kept_v, lr)
-        self._apply(clipped, kept_g, kept_v, lr)
+        if backend.flags.tracer is not None:
+            scalars = self._step_scalars()  # a host step: read at every call of the program
+            lr: Any = scalars
+        else:
+            values = self._step_scalar_values()
+            scalars = optimizer_ops.step_scalars(values, self._iterations)
+            lr = values[self._LR]
+            self._current_lr = lr
+        self._decay_weights(kept_v, scalars)
+        # A built-in rule reads its scalars from the vector; any other `_apply` gets the
+        # learning rate as a float.
+        self._apply(clipped, kept_g, kept_v, scalars if self._traces_as_ops() else lr)
         if self.use_ema:
-            self._ema_step(kept_v)
-        self._iterations._update(operator.iadd, 1)
+            self._ema_step(kept_v, scalars)
+        if backend.flags.tracer is not None:
+            self._iterations.assign_add(1)  # a variable write of the program, not a host step
+        else:
+            self._iterations._update(operator.iadd, 1)
         for v in kept_v:
             if v.constraint is not None:
                 v.assign(v.constraint(v))
@@ -370,26 +463,27 @@ class Optimizer(OptimizerMethods, Trackable):
         return ctx.merge_call(apply, args=(list(grads),))
 
     def _apply(
-        self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: float
+        self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: Any
     ) -> None:
         """Update every variable from its clipped gradient (`clipped[i]`, a tensor; `grads`
         holds the gradients before clipping). The default calls `update_step` per variable;
-        the built-in rules override it to read the learning rate once per step."""
+        the built-in rules override it (marked `_lf_traced`) and get the step's scalars
+        vector as `lr`; any other override gets the learning rate as a float."""
         for g, v in zip(clipped, variables):
             self.update_step(g, v)
 
     # --- exponential moving average of the variables (use_ema=True) ----------------------------
-    def _ema_step(self, variables: list[Variable]) -> None:
+    def _ema_step(self, variables: list[Variable], scalars: Any) -> None:
         """After a step: average = m * average + (1 - m) * variable, for every variable; and
-        every `ema_overwrite_frequency` steps, each variable takes its average (tf_keras)."""
+        every `ema_overwrite_frequency` steps, each variable takes its average (tf_keras;
+        whether this step is one is an entry of the step's scalars, read at every call)."""
         m = float(self.ema_momentum)
         averages = [self.get_slot(v, "average") for v in variables]
         for average, v in zip(averages, variables):
             average.assign(average * m + v * (1.0 - m))
-        freq = self.ema_overwrite_frequency
-        if freq and (int(self._iterations.numpy()) + 1) % freq == 0:
+        if self.ema_overwrite_frequency:
             for average, v in zip(averages, variables):
-                v.assign(average)
+                v.assign(optimizer_ops.select_by(v, average, scalars, self._EMA_OVERWRITE))
 
     def finalize_variable_values(self, var_list: Iterable[Variable]) -> None:
         """Set the final values of the model's variables: with `use_ema=True`, each variable

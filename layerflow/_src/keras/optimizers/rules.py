@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from layerflow._src.framework.variables import Variable
-from layerflow._src.keras.optimizers.optimizer import Optimizer
+from layerflow._src.keras.optimizers.optimizer import Optimizer, traced_rule
 from layerflow._src.ops import optimizer_ops as K
 
 
@@ -51,16 +51,17 @@ class SGD(Optimizer):
             for v in var_list:
                 self.add_variable_from_reference(v, "m")
 
+    @traced_rule
     def _apply(
-        self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: float
+        self, clipped: list[Any], grads: list[Any], variables: list[Variable], scalars: Any
     ) -> None:
         mom = self.momentum
         for g, v in zip(clipped, variables):
             if not mom:
-                v.assign_sub(K.sgd_delta(g, lr, self._scratch_for(v)))
+                v.assign_sub(K.sgd_delta(g, scalars, self._scratch_for(v), self._LR))
                 continue
             m = self._slots[id(v)]["m"]
-            new_m, *deltas = K.sgd_momentum(g, m, lr, mom, self.nesterov)
+            new_m, *deltas = K.sgd_momentum(g, m, scalars, mom, self.nesterov, self._LR)
             m.assign(new_m)
             if self.nesterov:
                 v.assign_sub(deltas[0])
@@ -106,12 +107,11 @@ class Adam(Optimizer):
             for v in var_list:
                 self.add_variable_from_reference(v, "vhat")
 
+    @traced_rule
     def _apply(
-        self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: float
+        self, clipped: list[Any], grads: list[Any], variables: list[Variable], scalars: Any
     ) -> None:
-        t = int(self._iterations) + 1
         b1, b2 = self.beta_1, self.beta_2
-        alpha = lr * math.sqrt(1.0 - b2**t) / (1.0 - b1**t)
         for g, var in zip(clipped, variables):
             slots = self._slots[id(var)]
             m, v = K.adam_moments(g, slots["m"], slots["v"], b1, b2)
@@ -120,7 +120,12 @@ class Adam(Optimizer):
             if self.amsgrad:
                 v = K.running_max(slots["vhat"], v)
                 slots["vhat"].assign(v)
-            var.assign_sub(K.adam_delta(m, v, alpha, self.epsilon))
+            var.assign_sub(K.adam_delta(m, v, scalars, self.epsilon, self._RULE))
+
+    def _rule_scalars(self, lr: float, step: int) -> list[float]:
+        # The bias-corrected learning rate, in Python float64 as Keras computes it.
+        b1, b2 = self.beta_1, self.beta_2
+        return [lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)]
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -195,13 +200,16 @@ class RMSprop(Optimizer):
             for v in var_list:
                 self.add_variable_from_reference(v, "average_gradient")
 
+    @traced_rule
     def _apply(
-        self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: float
+        self, clipped: list[Any], grads: list[Any], variables: list[Variable], scalars: Any
     ) -> None:
         for g, var in zip(clipped, variables):
             slots = self._slots[id(var)]
             avg = slots["average_gradient"] if self.centered else None
-            vel, delta, *new_avg = K.rmsprop(g, slots["velocity"], avg, lr, self.rho, self.epsilon)
+            vel, delta, *new_avg = K.rmsprop(
+                g, slots["velocity"], avg, scalars, self.rho, self.epsilon, self._LR
+            )
             slots["velocity"].assign(vel)
             if new_avg:
                 avg.assign(new_avg[0])
@@ -247,12 +255,13 @@ class Adagrad(Optimizer):
             init = K.slot_like(v, fill=self.initial_accumulator_value)
             self.add_variable_from_reference(v, "accumulator", initial_value=init)
 
+    @traced_rule
     def _apply(
-        self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: float
+        self, clipped: list[Any], grads: list[Any], variables: list[Variable], scalars: Any
     ) -> None:
         for g, var in zip(clipped, variables):
             acc = self._slots[id(var)]["accumulator"]
-            new_acc, delta = K.adagrad(g, acc, lr, self.epsilon)
+            new_acc, delta = K.adagrad(g, acc, scalars, self.epsilon, self._LR)
             acc.assign(new_acc)
             var.assign_sub(delta)
 

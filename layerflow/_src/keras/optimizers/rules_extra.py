@@ -14,9 +14,10 @@ import math
 from typing import Any
 
 from layerflow._src.framework.variables import Variable
-from layerflow._src.keras.optimizers.optimizer import Optimizer
+from layerflow._src.keras.optimizers.optimizer import Optimizer, traced_rule
 from layerflow._src.keras.optimizers.schedules import LearningRateSchedule
 from layerflow._src.ops import array_ops, core_ops, elementwise_ops, math_ops
+from layerflow._src.ops import optimizer_ops as K
 
 
 class _OpsRule(Optimizer):
@@ -33,6 +34,18 @@ class _OpsRule(Optimizer):
 
     def _slot(self, variable: Variable, name: str) -> Variable:
         return self._slots[id(variable)][name]
+
+    # The rules marked `traced_rule` read the step's scalars (`_rule_scalars`, computed in
+    # Python float64 by a host step at every call) as scalar tensors, so they trace.
+    @traced_rule
+    def _apply(self, clipped: list[Any], grads: list[Any], variables: list[Variable], lr: Any):
+        self._scalars = lr  # the scalars vector for a traced rule, else the float rate
+        for g, v in zip(clipped, variables):
+            self.update_step(g, v)
+
+    def _scalar(self, index: int, variable: Variable) -> Any:
+        """Entry `index` of this step's scalars, as a scalar of `variable`'s dtype."""
+        return K.step_scalar(self._scalars, index, variable)
 
 
 class Adamax(_OpsRule):
@@ -69,12 +82,16 @@ class Adamax(_OpsRule):
             self.add_variable_from_reference(v, "m")
             self.add_variable_from_reference(v, "u")
 
+    def _rule_scalars(self, lr: float, step: int) -> list[float]:
+        return [1.0 - self.beta_1**step]
+
+    @traced_rule
     def update_step(self, gradient: Any, variable: Variable) -> None:
-        lr, t = self._lr(), self._step()
+        lr, correction = self._scalar(self._LR, variable), self._scalar(self._RULE, variable)
         m, u = self._slot(variable, "m"), self._slot(variable, "u")
         m.assign_add((gradient - m) * (1.0 - self.beta_1))
         u.assign(math_ops.maximum(u * self.beta_2, math_ops.abs(gradient)))
-        variable.assign_sub((m * lr) / ((u + self.epsilon) * (1.0 - self.beta_1**t)))
+        variable.assign_sub((m * lr) / ((u + self.epsilon) * correction))
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -121,30 +138,33 @@ class Nadam(_OpsRule):
     def _u(self, t: int) -> float:
         return self.beta_1 * (1.0 - 0.5 * 0.96**t)
 
-    def _apply(self, arrays: list[Any], grads: list[Any], variables: list[Variable], lr: float):
-        # prod_{i<=t} u_i advances once per step, not once per variable. tf_keras keeps it in a
-        # variable; it is a function of `iterations` alone, so it is recomputed when the step
-        # count moved by other means (a restore, `iterations.assign`).
-        t = self._step()
+    def _rule_scalars(self, lr: float, step: int) -> list[float]:
+        # prod_{i<=t} u_i advances once per step (this runs once per step, on the host, also
+        # in a traced step). tf_keras keeps it in a variable; it is a function of `iterations`
+        # alone, so it is recomputed when the step count moved by other means (a restore,
+        # `iterations.assign`).
+        t = step
         done, product = self._u_product
         if done != t - 1:
             done, product = 0, 1.0
         for i in range(done + 1, t + 1):
             product *= self._u(i)
         self._u_product = (t, product)
-        super()._apply(arrays, grads, variables, lr)
-
-    def update_step(self, gradient: Any, variable: Variable) -> None:
-        lr, t = self._lr(), self._step()
-        b1, b2 = self.beta_1, self.beta_2
         u_t, u_t1 = self._u(t), self._u(t + 1)
-        u_product_t = self._u_product[1]
-        u_product_t1 = u_product_t * u_t1
+        return [u_t1, 1.0 - product * u_t1, 1.0 - u_t, 1.0 - product, 1.0 - self.beta_2**t]
+
+    @traced_rule
+    def update_step(self, gradient: Any, variable: Variable) -> None:
+        b1, b2 = self.beta_1, self.beta_2
+        u_t1, c_t1, one_minus_u_t, c_t, c_v = (
+            self._scalar(self._RULE + i, variable) for i in range(5)
+        )
+        lr = self._scalar(self._LR, variable)
         m, v = self._slot(variable, "m"), self._slot(variable, "v")
         m.assign_add((gradient - m) * (1.0 - b1))
         v.assign_add((math_ops.square(gradient) - v) * (1.0 - b2))
-        m_hat = (m * u_t1) / (1.0 - u_product_t1) + (gradient * (1.0 - u_t)) / (1.0 - u_product_t)
-        v_hat = v / (1.0 - b2**t)
+        m_hat = (m * u_t1) / c_t1 + (gradient * one_minus_u_t) / c_t
+        v_hat = v / c_v
         variable.assign_sub((m_hat * lr) / (math_ops.sqrt(v_hat) + self.epsilon))
 
     def get_config(self) -> dict[str, Any]:
@@ -183,8 +203,9 @@ class Adadelta(_OpsRule):
             self.add_variable_from_reference(v, "accumulated_grad")
             self.add_variable_from_reference(v, "accumulated_delta_var")
 
+    @traced_rule
     def update_step(self, gradient: Any, variable: Variable) -> None:
-        lr, rho, eps = self._lr(), self.rho, self.epsilon
+        lr, rho, eps = self._scalar(self._LR, variable), self.rho, self.epsilon
         acc_g = self._slot(variable, "accumulated_grad")
         acc_d = self._slot(variable, "accumulated_delta_var")
         acc_g.assign(acc_g * rho + gradient * gradient * (1.0 - rho))
@@ -245,17 +266,21 @@ class Ftrl(_OpsRule):
             )
             self.add_variable_from_reference(v, "linear")
 
+    def _rule_scalars(self, lr: float, step: int) -> list[float]:
+        return [2.0 * (self.l2_regularization_strength + self.beta / (2.0 * lr))]
+
+    @traced_rule
     def update_step(self, gradient: Any, variable: Variable) -> None:
-        lr = self._lr()
+        lr = self._scalar(self._LR, variable)
         power = -self.learning_rate_power
         accum, linear = self._slot(variable, "accumulator"), self._slot(variable, "linear")
         l1 = self.l1_regularization_strength
-        l2 = self.l2_regularization_strength + self.beta / (2.0 * lr)
+        two_l2 = self._scalar(self._RULE, variable)
         grad_to_use = gradient + variable * (2.0 * self.l2_shrinkage_regularization_strength)
         new_accum = accum + math_ops.square(gradient)
         new_pow = math_ops.pow(new_accum, power)
         linear.assign_add(grad_to_use - (new_pow - math_ops.pow(accum, power)) / lr * variable)
-        quadratic = new_pow / lr + 2.0 * l2
+        quadratic = new_pow / lr + two_l2
         clipped = elementwise_ops.clip_by_value(linear, -l1, l1)
         variable.assign((clipped - linear) / quadratic)
         accum.assign(new_accum)
@@ -376,8 +401,9 @@ class Lion(_OpsRule):
         for v in var_list:
             self.add_variable_from_reference(v, "m")
 
+    @traced_rule
     def update_step(self, gradient: Any, variable: Variable) -> None:
-        lr, b1, b2 = self._lr(), self.beta_1, self.beta_2
+        lr, b1, b2 = self._scalar(self._LR, variable), self.beta_1, self.beta_2
         m = self._slot(variable, "m")
         variable.assign_sub(math_ops.sign(m * b1 + gradient * (1.0 - b1)) * lr)
         m.assign(m * b2 + gradient * (1.0 - b2))

@@ -31,9 +31,11 @@ import numpy as np
 
 from layerflow._src.autograph.conversion import convert as autograph_convert
 from layerflow._src.framework import errors
+from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.function import tf_function
 from layerflow._src.keras.engine import layer_state
 from layerflow._src.ops import array_ops
+from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 from layerflow._src.utils import nest
 
 _log = logging.getLogger("layerflow")
@@ -64,6 +66,12 @@ def _steps(step: Callable[[Any], Any], batches: Any, keep_all: bool) -> Any:
     return tuple(out) if keep_all else out[-1]
 
 
+def _has_composite(batches: list[Any]) -> bool:
+    """Whether a batch holds a RaggedTensor or SparseTensor: values a trace cannot take as
+    inputs (it would capture them, a new trace per batch), so their steps run eagerly."""
+    return any(isinstance(v, RaggedTensor | SparseTensor) for v in nest.flatten(batches))
+
+
 def _join(outputs: tuple) -> Any:
     """Predict outputs of an execution's steps, concatenated along the batch axis."""
     if len(outputs) == 1:
@@ -91,6 +99,8 @@ class StepFunction:
         self.__name__ = f"{kind}_function"
         self._function: Any = None
         self._structure: tuple[int, tuple[int, ...]] | None = None
+        self._optimizer_built: tuple[int, int] | None = None
+        self._composite_noted = False
         if compiled:
             self._function = self._compile()
 
@@ -117,6 +127,19 @@ class StepFunction:
         self._structure = (version, ids)
         return changed
 
+    def _build_optimizer(self) -> None:
+        """Make the optimizer's slots for a built model's trainable variables before a trace:
+        a traced `apply_gradients` would otherwise create them in the first trace, which then
+        runs twice (a trace that creates variables is traced again, as in TF)."""
+        model = self._model
+        version = (layer_state._structure_version[0], id(getattr(model, "optimizer", None)))
+        if self._optimizer_built == version:  # no layer or optimizer changed since: built
+            return
+        build = getattr(getattr(model, "optimizer", None), "_build_for", None)
+        if build is not None and model.built:
+            build(list(model.trainable_variables))
+            self._optimizer_built = version
+
     @property
     def function(self) -> Any:
         """The `tf.function` of the compiled steps (None when the steps run eagerly)."""
@@ -125,9 +148,22 @@ class StepFunction:
     def run(self, batches: list[Any]) -> Any:
         """The steps on these batches (one execution); the last step's result."""
         keep = self.kind == "predict"
-        if self._function is not None and not tf_function.functions_run_eagerly():
+        compiled = self._function is not None and not tf_function.functions_run_eagerly()
+        if compiled and _has_composite(batches):
+            compiled = False
+            if not self._composite_noted:
+                self._composite_noted = True
+                _log.warning(
+                    "%s of %s runs eagerly for batches holding a RaggedTensor or "
+                    "SparseTensor: a traced step would hold each batch's values as constants "
+                    "and trace again for every batch. Pad the inputs (rt.to_tensor()) to "
+                    "compile the steps.", self.__name__, type(self._model).__name__,
+                )  # fmt: skip
+        if compiled:
             if self._trainable_changed():
                 self._function = self._compile()
+            if self.kind == "train":
+                self._build_optimizer()
             try:
                 out = self._function(tuple(batches))
             except Exception as err:
