@@ -6,6 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import layerflow as tf
 from layerflow._src.saving import sharded_file, sharding, weights_file
@@ -333,3 +335,26 @@ def test_keras_model_round_trip_through_shards(tmp_path):
     fresh(tf.ones((1, 3)))  # deferred restore runs on build
     for a, b in zip(model.weights, fresh.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shapes=st.lists(st.lists(st.integers(0, 5), min_size=0, max_size=3), min_size=1, max_size=4),
+    limit=st.integers(8, 200),
+)
+def test_max_shard_size_policy_tiles_every_tensor_within_the_limit(shapes, limit):
+    tensors = [
+        _shardable(f"t{i}", np.arange(int(np.prod(s)), dtype=np.float64).reshape(s) + i)
+        for i, s in enumerate(shapes)
+    ]
+    shards = ST.MaxShardSizePolicy(limit)(tensors)
+    sharding.validate_shards(shards, tensors, "property")  # every tensor tiled exactly once
+    for shard in shards:
+        assert sum(np.asarray(t).nbytes for d in shard.values() for t in d.values()) <= limit
+    for t in tensors:
+        full = np.full(t.shape, -1.0)
+        for shard in shards:
+            for spec, value in shard.get(t.checkpoint_key, {}).items():
+                _, off, shp = sharding.parse_spec(spec, list(t.shape))
+                full[tuple(slice(o, o + s) for o, s in zip(off, shp))] = np.asarray(value)
+        np.testing.assert_array_equal(full, np.asarray(t.tensor))

@@ -4,6 +4,10 @@ A checkpoint is one safetensors file (layerflow's weights format) holding every 
 reachable from the checkpoint's children, keyed by structural paths (`model/hidden/kernel`,
 `optimizer/slots/0`, `save_counter`). `save(prefix)` writes `prefix-N` and records it in the
 folder's `checkpoint` state file, in TensorFlow's text format, so `latest_checkpoint` finds it.
+
+With `CheckpointOptions(experimental_sharding_callback=...)` (`sharding.py`) the file at the
+checkpoint's path is instead an index naming several data files beside it (`sharded_file.py`);
+every reader takes both forms.
 """
 
 from __future__ import annotations

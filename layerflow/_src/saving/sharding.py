@@ -336,7 +336,7 @@ def validate_shards(
             f"{type(shards).__name__}. Wrap a single shard in a list: `return [shard]`."
         )
     given = {t.checkpoint_key: t for t in shardable_tensors}
-    seen: dict[str, list[tuple[str, list, list]]] = {}
+    seen: dict[str, dict[str, tuple[list, list]]] = {}  # key -> spec -> (offset, shape)
     for shard in shards:
         if not isinstance(shard, dict):
             raise TypeError(
@@ -358,7 +358,7 @@ def validate_shards(
     missing = ""
     for key, t in given.items():
         full, off, shp = parse_spec(t.slice_spec, [int(d) for d in t.shape])
-        parts = [(o, s) for _, o, s in seen.get(key, [])]
+        parts = list(seen.get(key, {}).values())
         problem = tiling_problem((off, shp), parts)
         if problem.startswith("slices at"):
             raise _bad(
@@ -411,7 +411,7 @@ def _check_one(
             spec,
             f"  original full shape: {shape}\n  slice's full shape: {full}\n",
         )
-    if any(s == spec for s, _, _ in seen.get(key, [])):
+    if spec in seen.get(key, {}):
         raise _bad(
             "multiple tensors with the same checkpoint key and slice spec were found",
             description,
@@ -464,5 +464,5 @@ def _check_one(
             f"  tensor #2:    checkpoint_key: {key}\n    slice_spec: {spec}\n"
             f"    task: {task[2]}\n"
         )
-    seen.setdefault(key, []).append((spec, off, shp))
+    seen.setdefault(key, {})[spec] = (off, shp)
     return shard_task or (task, key)
