@@ -122,11 +122,3 @@ def test_python_state_rules(tmp_path):
     with pytest.raises(TypeError, match="must return str or bytes"):
         tf.train.Checkpoint(b=Bad()).write(os.path.join(str(tmp_path), "x"))
     assert not os.listdir(tmp_path)  # nothing written
-
-
-@pytest.mark.parametrize(
-    "name", ["ShardingCallback", "ShardByTaskPolicy", "MaxShardSizePolicy", "ShardableTensor"]
-)
-def test_sharding_names_explain_their_absence(name):
-    with pytest.raises(AttributeError, match="one safetensors"):
-        getattr(tf.train.experimental, name)

@@ -4,6 +4,10 @@ A checkpoint is one safetensors file (layerflow's weights format) holding every 
 reachable from the checkpoint's children, keyed by structural paths (`model/hidden/kernel`,
 `optimizer/slots/0`, `save_counter`). `save(prefix)` writes `prefix-N` and records it in the
 folder's `checkpoint` state file, in TensorFlow's text format, so `latest_checkpoint` finds it.
+
+With `CheckpointOptions(experimental_sharding_callback=...)` (`sharding.py`) the file at the
+checkpoint's path is instead an index naming several data files beside it (`sharded_file.py`);
+every reader takes both forms.
 """
 
 from __future__ import annotations
@@ -17,9 +21,14 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src import backend
+from layerflow._src.framework import dtypes
+from layerflow._src.framework.device_spec import DeviceSpec
+from layerflow._src.framework.tensor import Tensor
+from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
-from layerflow._src.saving import restore, weights_file
+from layerflow._src.saving import python_state, restore, sharded_file, sharding, weights_file
 from layerflow._src.saving.restore import LoadStatus
 from layerflow._src.utils.files import atomic_write
 
@@ -82,16 +91,20 @@ class Checkpoint(Trackable):
 
     def _write_then(self, path: str, options: Any, after: Any) -> None:
         """Write the checkpoint file, then run `after()`: now, or (with async options) in the
-        background on a copy of the values taken now."""
+        background on a copy of the values taken now. A sharding callback runs now (its
+        errors raise here), before anything is written."""
+        callback = getattr(options, "experimental_sharding_callback", None)
         if not _is_async(options):
             self.sync()  # an earlier async write lands first
-            restore.save(self, path, kind="layerflow.checkpoint")
+            tensors, info = restore.snapshot(self, "layerflow.checkpoint")
+            _write_files(path, tensors, info, _shards(self, tensors, callback))
             after()
             return
         tensors, info = restore.snapshot(self, "layerflow.checkpoint", copy=True)
+        shards = _shards(self, tensors, callback)
 
         def job() -> None:
-            weights_file.write(path, tensors, info)
+            _write_files(path, tensors, info, shards)
             after()
 
         self._writer.submit(job)
@@ -136,6 +149,52 @@ class Checkpoint(Trackable):
         path = os.fspath(save_path)
         self.sync()
         return restore.load(self, path, strict_structure=False)
+
+
+def _shards(root: Any, tensors: dict, callback: Any) -> list | None:
+    """The validated shards of `callback` (None: no callback, one file). As in TF, tensors are
+    grouped by task and the callback is called once per task."""
+    if callback is None:
+        return None
+    owners: dict[str, Any] = {}
+    for p, var in restore.variables_by_path(root):
+        owners.setdefault(p, var)
+    for p, obj in restore._python_states(root):
+        owners[python_state.state_key(p)] = obj
+    cpu = backend.cpu_device()
+    by_task: dict[tuple, list] = {}
+    for key, arr in tensors.items():
+        owner = owners.get(key)
+        device = DeviceSpec.from_string(owner.device if isinstance(owner, Variable) else cpu.name)
+        shardable = sharding.ShardableTensor(
+            _tensor_save_spec=None,
+            tensor=Tensor(arr, cpu),
+            dtype=dtypes.as_dtype(arr.dtype),
+            device=device,
+            name=getattr(owner, "name", key),
+            shape=TensorShape(arr.shape),
+            slice_spec="",
+            checkpoint_key=key,
+            trackable=owner,
+        )
+        by_task.setdefault(sharding.task_of(device), []).append(shardable)
+    shards: list = []
+    for group in by_task.values():
+        shards += sharding.validate_shards(callback(group), group, callback.description)
+    return shards
+
+
+def _write_files(path: str, tensors: dict, info: dict, shards: list | None) -> None:
+    """One weights file at `path`, or (with shards) data files and an index at `path`; data
+    files of a sharded checkpoint that was at `path` before are deleted after the write."""
+    if shards is not None:
+        sharded_file.write(path, shards, info)
+        return
+    old = sharded_file.data_files(path)
+    weights_file.write(path, tensors, info)
+    for p in old:
+        with contextlib.suppress(OSError):
+            os.remove(p)
 
 
 def _is_async(options: Any) -> bool:
@@ -377,8 +436,9 @@ class CheckpointManager:
             _write_state(self._directory, path, kept)
             # Every path here is one of ours: saved by this manager, or read through `_own`.
             for old in doomed:  # after the state file no longer names them
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(old)
+                for p in [*sharded_file.data_files(old), old]:  # a sharded one's data files too
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(p)
 
         try:
             ckpt._write_then(path, options, record)

@@ -3,7 +3,8 @@
 `tf.train.CheckpointOptions`.
 
 A layerflow checkpoint is one safetensors file keyed by structural paths (`model/hidden/kernel`,
-`save_counter`); those keys are the variable names listed here. TF writes the same paths with a
+`save_counter`), or, saved with a sharding callback, an index at that path naming its data files
+(a tensor split across them is reassembled here); those keys are the variable names listed here. TF writes the same paths with a
 `/.ATTRIBUTES/VARIABLE_VALUE` suffix; lookups accept that spelling (and a trailing `:0`) too,
 so TF code that reads `"v/.ATTRIBUTES/VARIABLE_VALUE"` finds `v`.
 
@@ -22,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.framework import dtypes, errors
-from layerflow._src.saving import weights_file
+from layerflow._src.saving import sharded_file, weights_file
 from layerflow._src.saving.checkpoint import _read_state, latest_checkpoint
+from layerflow._src.saving.sharding import ShardingCallback
 
 _TF_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 # How often checkpoints_iterator looks for a new checkpoint (TF: one second).
@@ -65,7 +67,7 @@ class CheckpointReader:
 
     def __init__(self, path: str) -> None:
         self._path = path
-        header, info = weights_file.read_header(path)  # validates the whole structure
+        header, info = sharded_file.read_header(path)  # validates the whole structure
         self._entries = {k: (list(e["shape"]), e["dtype"]) for k, e in header.items()}
         self._aliases = {
             a: k
@@ -93,7 +95,7 @@ class CheckpointReader:
             raise errors.NotFoundError(
                 None, None, f"Key {tensor_str} not found in checkpoint '{self._path}'."
             )
-        with weights_file.open_file(self._path) as r:
+        with sharded_file.open_checkpoint(self._path) as r:
             return r.get(key)
 
     def _names(self) -> list[str]:
@@ -229,7 +231,10 @@ class CheckpointOptions:
     `experimental_io_device` is accepted and unused (one process reads and writes the file);
     `enable_async` (or `experimental_enable_async_checkpoint`) makes `Checkpoint.save`/`write`
     copy the values and write the file in a background thread; `Checkpoint.sync()` waits for
-    it. Sharding and write callbacks are TF-internal and must stay unset.
+    it. `experimental_sharding_callback` (a `tf.train.experimental.ShardingCallback`, e.g.
+    `MaxShardSizePolicy(max_shard_size)`) splits the checkpoint into several data files named
+    by an index at the checkpoint's path; reading is transparent. Write callbacks are accepted
+    and unused.
     """
 
     __slots__ = ("experimental_io_device", "experimental_enable_async_checkpoint",
@@ -241,16 +246,21 @@ class CheckpointOptions:
                  experimental_write_callbacks: Any = None, enable_async: bool = False,
                  experimental_sharding_callback: Any = None,
                  experimental_skip_slot_variables: bool = False) -> None:  # fmt: skip
-        if experimental_sharding_callback is not None:
-            raise NotImplementedError(
-                "CheckpointOptions: experimental_sharding_callback is not supported; a layerflow "
-                "checkpoint is one file."
+        if experimental_sharding_callback is not None and not isinstance(
+            experimental_sharding_callback, ShardingCallback
+        ):
+            raise ValueError(
+                "The experimental_sharding_callback checkpoint option must be of type "
+                "ShardingCallback. The option provided was of type "
+                f"{type(experimental_sharding_callback)}. Use tf.train.experimental."
+                "MaxShardSizePolicy(max_shard_size), ShardByTaskPolicy(), or a subclass of "
+                "tf.train.experimental.ShardingCallback."
             )
         self.experimental_io_device = experimental_io_device
         self.experimental_enable_async_checkpoint = bool(experimental_enable_async_checkpoint)
         self.enable_async = bool(enable_async or experimental_enable_async_checkpoint)
         self.experimental_write_callbacks = experimental_write_callbacks
-        self.experimental_sharding_callback = None
+        self.experimental_sharding_callback = experimental_sharding_callback
         self.experimental_skip_slot_variables = bool(experimental_skip_slot_variables)
 
     def __repr__(self) -> str:

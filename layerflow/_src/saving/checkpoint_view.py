@@ -27,7 +27,7 @@ from typing import Any
 
 from layerflow._src.framework.trackable import Trackable
 from layerflow._src.framework.variables import Variable
-from layerflow._src.saving import weights_file
+from layerflow._src.saving import sharded_file
 from layerflow._src.saving.checkpoint_utils import _checkpoint_file
 
 
@@ -99,7 +99,7 @@ class CheckpointView:
 
     def __init__(self, save_path: Any) -> None:
         path = _checkpoint_file(os.fspath(save_path))
-        header, info = weights_file.read_header(path)
+        header, info = sharded_file.read_header(path)
         aliases = {a: k for a, k in (info.get("aliases") or {}).items() if k in header}
         # The tree of paths; an alias's leaf is the node of the path it aliases.
         tree: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {(): {}}

@@ -21,7 +21,7 @@ import numpy as np
 from layerflow._src import backend
 from layerflow._src.framework.trackable import Trackable, walk
 from layerflow._src.framework.variables import Variable
-from layerflow._src.saving import python_state, weights_file
+from layerflow._src.saving import python_state, sharded_file, weights_file
 from layerflow._src.saving.weights_file import WeightsFileError
 
 FORMAT_NAME = "layerflow.weights"
@@ -209,7 +209,7 @@ def load(
     """
     path = os.fspath(path)
     # One open file for the header and every tensor: a concurrent atomic save cannot mix them.
-    with weights_file.open_file(path) as reader:
+    with sharded_file.open_checkpoint(path) as reader:
         return _load(root, reader, skip_mismatch, by_name, strict_structure)
 
 
@@ -405,7 +405,7 @@ def describe(path: str | os.PathLike) -> dict[str, Any]:
 
     >>> # describe("mlp.params")["hidden/kernel"] -> {'shape': [20, 256], 'dtype': 'F32', ...}
     """
-    header, info = weights_file.read_header(path)
+    header, info = sharded_file.read_header(path)
     names = info.get("names", {})
     out = {
         k: {"shape": e["shape"], "dtype": e["dtype"], "name": names.get(k)}

@@ -31,6 +31,8 @@ import numpy as np
 from layerflow._src.utils.files import atomic_write
 
 FORMAT_VERSION = 1
+# Readable versions: 2 is the index of a sharded checkpoint (`sharded_file`), no tensors.
+READ_VERSION = 2
 # A real header is ~100 bytes per tensor; 100 MB leaves room for a million tensors while a
 # lying length field cannot make us allocate gigabytes.
 MAX_HEADER_BYTES = 100 * 1024 * 1024
@@ -79,6 +81,7 @@ def write(
     tensors: Mapping[str, np.ndarray],
     info: Mapping[str, Any] | None = None,
     overwrite: bool = True,
+    format_version: int = FORMAT_VERSION,
 ) -> None:
     """Write host arrays as one safetensors file, atomically, with checksummed metadata.
 
@@ -103,7 +106,7 @@ def write(
         arrays[key] = arr
         crcs[key] = tensor_crc(code, arr.shape, arr)
     doc = dict(info or {})
-    doc["format_version"] = FORMAT_VERSION
+    doc["format_version"] = format_version
     doc["crc32"] = crcs
     text = json.dumps(doc, sort_keys=True)
     metadata = {"layerflow": text, "layerflow_crc": str(zlib.crc32(text.encode()))}
@@ -263,10 +266,10 @@ def _check_info(path: str, metadata: dict[str, str]) -> dict[str, Any]:
     if not isinstance(info, dict) or not isinstance(info.get("crc32", {}), dict):
         raise _damaged(path, "the layerflow metadata is malformed")
     version = info.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if not isinstance(version, int) or version > READ_VERSION:
         raise WeightsFileError(
             f"'{path}' was written by a newer layerflow (format version {version}; this one "
-            f"reads up to {FORMAT_VERSION}). Upgrade layerflow to read it."
+            f"reads up to {READ_VERSION}). Upgrade layerflow to read it."
         )
     return info
 
