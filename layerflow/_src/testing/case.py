@@ -148,9 +148,13 @@ class TestCase(unittest.TestCase):
         self, graph: Any = None, config: Any = None, use_gpu: bool = True, force_gpu: bool = False
     ) -> contextlib.AbstractContextManager:
         """TF's deprecated name of `cached_session`."""
+        if self.id().endswith(".test_session"):  # collected as a test by its name: skip, as TF
+            self.skipTest(
+                'Tests that have the name "test_session" are automatically skipped by TensorFlow '
+                "test fixture, as the name is reserved for creating sessions within tests. "
+                "Please rename your test if you have a test with this name."
+            )
         return self._session(use_gpu, force_gpu)
-
-    test_session.__test__ = False  # not a test, though its name says so
 
     def get_temp_dir(self) -> str:
         """A folder for this test (the same on every call), removed when the test ends."""
