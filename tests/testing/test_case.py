@@ -185,3 +185,16 @@ def test_structure_mismatch_is_a_value_error_and_evaluate_refuses_plain_values()
         case.assertShapeEqual([1], np.zeros(1))
     with case.cached_session() as sess, pytest.raises(RuntimeError, match="feed_dict"):
         sess.run(tf.constant(1.0), feed_dict={"x": 1})
+
+
+def test_ragged_tensors_compare_as_nested_lists():
+    case = tf.test.TestCase()
+    rt = tf.ragged.constant([[1.0], [2.0, 3.0]])
+    case.assertAllEqual(rt, [[1.0], [2.0, 3.0]])
+    case.assertAllClose(rt, tf.ragged.constant([[1.0], [2.0, 3.0 + 1e-7]]))
+    with pytest.raises(AssertionError, match="Lists differ"):
+        case.assertAllEqual(rt, [[1.0], [2.0]])
+    with pytest.raises(AssertionError, match="Not equal to tolerance"):
+        case.assertAllClose(rt, [[1.0], [2.0, 3.5]])
+    with pytest.raises(AssertionError, match="ragged_rank mismatch"):
+        case.assertAllEqual(rt, np.array([[1.0], [2.0, 3.0]], dtype=object))

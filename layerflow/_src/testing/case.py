@@ -36,6 +36,7 @@ from layerflow._src.framework import errors
 from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.ctc_ops import SparseTensorValue
+from layerflow._src.ops.ragged.ragged_tensor import RaggedTensor
 from layerflow._src.ops.random_ops import set_seed
 
 # TF seeds every test with this (random_seed.DEFAULT_GRAPH_SEED), so tests are repeatable.
@@ -88,6 +89,15 @@ def as_ndarray(a: Any) -> np.ndarray:
 
 def _where(cond: np.ndarray) -> tuple:
     return np.where(cond)
+
+
+def _py_list(a: Any) -> Any:
+    """A RaggedTensor, array or tensor as nested Python lists (TF's `_GetPyList`)."""
+    if isinstance(a, RaggedTensor):
+        return a.to_list()
+    if isinstance(a, (list, tuple)):
+        return list(a)
+    return as_ndarray(a).tolist()
 
 
 class _EagerSession:
@@ -199,6 +209,9 @@ class TestCase(unittest.TestCase):
     def _assert_all_close_recursive(
         self, a: Any, b: Any, rtol: float, atol: float, path: list, msg: str
     ) -> None:
+        if isinstance(a, RaggedTensor) or isinstance(b, RaggedTensor):
+            self._assert_ragged(a, b, lambda x, y: self._assert_list_close(x, y, rtol, atol, msg))
+            return
         path_str = ("[" + "][".join(str(p) for p in path) + "]") if path else ""
         if hasattr(a, "_asdict"):
             a = a._asdict()
@@ -237,6 +250,21 @@ class TestCase(unittest.TestCase):
                 note = f"Error: a{path_str} has {type(a)}, but b{path_str} has {type(b)}. {msg}"
                 e.args = (f"{e.args[0]} : {note}", *e.args[1:]) if e.args else (note,)
                 raise
+
+    def _assert_ragged(self, a: Any, b: Any, compare: Callable[[Any, Any], None]) -> None:
+        compare(_py_list(a), _py_list(b))
+        if not (isinstance(a, (list, tuple)) or isinstance(b, (list, tuple))):
+            rank_a = a.ragged_rank if isinstance(a, RaggedTensor) else 0
+            rank_b = b.ragged_rank if isinstance(b, RaggedTensor) else 0
+            self.assertEqual(rank_a, rank_b, msg="ragged_rank mismatch")
+
+    def _assert_list_close(self, a: Any, b: Any, rtol: float, atol: float, msg: Any) -> None:
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            self.assertEqual(len(a), len(b), f"Length differs for {a!r} and {b!r}. {msg or ''}")
+            for x, y in zip(a, b):
+                self._assert_list_close(x, y, rtol, atol, msg)
+        else:
+            self.assertAllClose(a, b, rtol=rtol, atol=atol, msg=msg)
 
     def assertAllClose(
         self,
@@ -325,7 +353,10 @@ class TestCase(unittest.TestCase):
 
     # --- equality and order ----------------------------------------------------------------
     def assertAllEqual(self, a: Any, b: Any, msg: str | None = None) -> None:  # noqa: N802
-        """Same shape and values (NaN equals NaN for floats)."""
+        """Same shape and values (NaN equals NaN for floats); RaggedTensors as nested lists."""
+        if isinstance(a, RaggedTensor) or isinstance(b, RaggedTensor):
+            self._assert_ragged(a, b, lambda x, y: self.assertEqual(x, y, msg))
+            return
         msg = msg or ""
         a, b = as_ndarray(a), as_ndarray(b)
         if b.ndim <= 3 or b.size < 500:
