@@ -258,14 +258,14 @@ class GFile:
             raise errors.InvalidArgumentError(
                 None, None, f"GFile({name!r}) got mode {mode!r}; expected one of {list(_MODES)}."
             )
-        self._name = name if isinstance(name, str) else os.fsdecode(os.fspath(name))
-        self._path = _local(self._name)
+        self._filename = name if isinstance(name, str) else os.fsdecode(os.fspath(name))
+        self._path = _local(self._filename)
         self._mode = mode
         self._binary = "b" in mode
         self._handle: Any = None
         self._commit: Any = None  # the atomic_write context of mode "w", while writing
 
-    name = property(lambda self: self._name, doc="The path this file was opened with.")
+    name = property(lambda self: self._filename, doc="The path this file was opened with.")
     mode = property(lambda self: self._mode, doc="The mode this file was opened with.")
 
     # --- opening lazily, as TF -------------------------------------------------------------
@@ -276,7 +276,7 @@ class GFile:
             try:
                 self._handle = open(self._path, "rb")  # noqa: SIM115 - closed by close()
             except OSError as e:
-                _raise_os(e, self._name)
+                _raise_os(e, self._filename)
         return self._handle
 
     def _writer(self) -> Any:
@@ -292,7 +292,7 @@ class GFile:
                     self._commit = commit
                     self._handle = open(tmp, "wb")  # noqa: SIM115 - closed by close()
             except FileNotFoundError as e:
-                _raise_os(e, self._name)
+                _raise_os(e, self._filename)
         return self._handle
 
     def _out(self, data: bytes) -> str | bytes:
@@ -339,7 +339,7 @@ class GFile:
 
     def size(self) -> int:
         """The length in bytes of the file at `name` (for mode "w": once closed)."""
-        return stat(self._name).length
+        return stat(self._filename).length
 
     # --- writing ---------------------------------------------------------------------------
     def write(self, file_content: str | bytes) -> None:
