@@ -309,6 +309,7 @@ _LAZY = {
     "signal": "layerflow.signal",
     "types": "layerflow.types",
     "audio": "layerflow.audio",
+    "test": "layerflow.test",
 }
 
 

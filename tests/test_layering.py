@@ -30,6 +30,7 @@ LEVELS = {
     "data": 5,
     "summary": 5,
     "function": 5,
+    "testing": 5,
     "keras": 6,
 }
 SRC = pathlib.Path(__file__).resolve().parents[1] / "layerflow" / "_src"

@@ -44,6 +44,7 @@ from layerflow._src.saving.io_extra import (
     serialize_sparse,
 )
 from layerflow._src.saving.weights_file import WeightsFileError
+from layerflow.io import gfile
 
 __all__ = [
     "TFRecordOptions", "TFRecordWriter",

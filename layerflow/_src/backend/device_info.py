@@ -119,3 +119,19 @@ def limit_blas_threads(n: int) -> bool:
     if n > 0:
         _thread_limits.append(threadpoolctl.threadpool_limits(limits=n))
     return True
+
+
+# --- GPU build and synchronization (tf.test) ---------------------------------------------------
+
+
+def gpu_support_installed() -> bool:
+    """Whether layerflow can run on a GPU here at all: CuPy is importable (a GPU may be absent)."""
+    import importlib.util
+
+    return importlib.util.find_spec("cupy") is not None
+
+
+def synchronize_devices() -> None:
+    """Block until the work queued on every GPU has finished (CPU work is synchronous)."""
+    for gpu in _devices._registry.build()["GPU"]:
+        gpu.xp.cuda.Device(gpu.physical_index).synchronize()  # every stream of the device
