@@ -84,6 +84,7 @@ from layerflow._src.keras.metrics.extra import (
     SparseCategoricalCrossentropy,
     SquaredHinge,
 )
+from layerflow.keras import _metrics_experimental as experimental
 
 kld = KLD = kullback_leibler_divergence = kl_divergence
 mape = MAPE = mean_absolute_percentage_error
@@ -91,6 +92,3 @@ msle = MSLE = mean_squared_logarithmic_error
 
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
-
-# isort: split
-from layerflow.keras import _metrics_experimental as experimental

@@ -3,10 +3,11 @@
 `tf.train.CheckpointOptions`.
 
 A layerflow checkpoint is one safetensors file keyed by structural paths (`model/hidden/kernel`,
-`save_counter`), or, saved with a sharding callback, an index at that path naming its data files
-(a tensor split across them is reassembled here); those keys are the variable names listed here. TF writes the same paths with a
-`/.ATTRIBUTES/VARIABLE_VALUE` suffix; lookups accept that spelling (and a trailing `:0`) too,
-so TF code that reads `"v/.ATTRIBUTES/VARIABLE_VALUE"` finds `v`.
+`save_counter`), or, saved with a sharding callback, an index at that path naming its data
+files (a tensor split across them is reassembled here); those keys are the variable names
+listed here. TF writes the same paths with a `/.ATTRIBUTES/VARIABLE_VALUE` suffix; lookups
+accept that spelling (and a trailing `:0`) too, so TF code that reads
+`"v/.ATTRIBUTES/VARIABLE_VALUE"` finds `v`.
 
 Everything read here is untrusted: the state file's entries resolve only to files directly
 inside its folder (others are ignored with a warning, as in CheckpointManager), and the
