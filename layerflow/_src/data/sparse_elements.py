@@ -103,6 +103,35 @@ class SparseRows:
         return SparseTensor(indices, values, self._inner)
 
 
+class SparseRowSource(SparseRows):
+    """A SparseTensor that batches are sliced from (Keras `fit(x=sparse, batch_size=...)`):
+    `shape`/`ndim` as an array's, and `take(idx)` the rows `idx` (a slice or an index array,
+    in that order) as one SparseTensor."""
+
+    def __init__(self, st: SparseTensor) -> None:
+        super().__init__(st, "fit")
+        self.shape = (self.nrows, *self._inner.tolist())
+        self.ndim = len(self.shape)
+
+    def take(self, idx: Any) -> SparseTensor:
+        rows = np.arange(self.nrows)[idx] if isinstance(idx, slice) else np.asarray(idx)
+        starts, ends = self._bounds[rows], self._bounds[rows + 1]
+        lengths = ends - starts
+        total = int(lengths.sum())
+        # positions of the entries of rows[0], rows[1], ... in the source, in that order
+        offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+        pick = offsets + np.arange(total)
+        lead = np.repeat(np.arange(rows.shape[0]), lengths)[:, None]
+        indices = np.concatenate([lead, self._indices[pick]], axis=1).astype(np.int64)
+        device = self._device
+        values = self._values._data[backend.to_device(pick, device)]
+        return SparseTensor(
+            Tensor(backend.to_device(indices, device), device),
+            Tensor(values, device),
+            np.asarray([rows.shape[0], *self._inner.tolist()], np.int64),
+        )
+
+
 def unbatch_rows(st: SparseTensor) -> list[SparseTensor]:
     """The rows of `st` (for `unbatch`)."""
     rows = SparseRows(st, "unbatch")
@@ -232,3 +261,20 @@ class SparseSliceDataset(Dataset):
             return structure.TensorSpec(t.shape[1:], t.dtype)
 
         return nest.map_structure(spec, self._structure)
+
+
+def dense_to_sparse_batch(batch_size: Any, row_shape: Any) -> Any:
+    """`tf.data.experimental.dense_to_sparse_batch`: `Dataset.sparse_batch` as a
+    transformation for `Dataset.apply` (TF deprecates it in favour of the method).
+
+    >>> import layerflow as tf
+    >>> ds = tf.data.Dataset.range(1, 3).map(lambda n: tf.fill([n], n))
+    >>> st = next(iter(ds.apply(tf.data.experimental.dense_to_sparse_batch(2, [3]))))
+    >>> st.indices.numpy().tolist()
+    [[0, 0], [1, 0], [1, 1]]
+    """
+
+    def _apply_fn(dataset: Dataset) -> Any:
+        return dataset.sparse_batch(batch_size, row_shape)
+
+    return _apply_fn

@@ -31,6 +31,7 @@ import numpy as np
 
 from layerflow._src.autograph.conversion import convert as autograph_convert
 from layerflow._src.framework import errors
+from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.function import tf_function
 from layerflow._src.keras.engine import layer_state
 from layerflow._src.ops import array_ops
@@ -125,7 +126,11 @@ class StepFunction:
     def run(self, batches: list[Any]) -> Any:
         """The steps on these batches (one execution); the last step's result."""
         keep = self.kind == "predict"
-        if self._function is not None and not tf_function.functions_run_eagerly():
+        # SparseTensor batches run the steps eagerly (as RaggedTensor arguments do in
+        # tf.function): their nnz differs per batch, so a trace per batch would be kept.
+        sparse = any(isinstance(v, SparseTensor) for v in nest.flatten(batches))
+        if (self._function is not None and not tf_function.functions_run_eagerly()
+                and not sparse):  # fmt: skip
             if self._trainable_changed():
                 self._function = self._compile()
             try:
