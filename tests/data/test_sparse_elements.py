@@ -35,7 +35,11 @@ def test_rank3_rows_keep_index_order():
     ds = tf.data.Dataset.from_tensor_slices(st3)
     assert repr(ds.element_spec) == "SparseTensorSpec(TensorShape([2, 3]), tf.int32)"
     assert [parts(r) for r in ds] == [([[0, 1]], [1], [2, 3]), ([[0, 2], [1, 0]], [2, 3], [2, 3])]
-    assert parts(next(iter(ds.batch(2)))) == ([[0, 0, 1], [1, 0, 2], [1, 1, 0]], [1, 2, 3], [2, 2, 3])
+    assert parts(next(iter(ds.batch(2)))) == (
+        [[0, 0, 1], [1, 0, 2], [1, 1, 0]],
+        [1, 2, 3],
+        [2, 2, 3],
+    )
 
 
 def test_sparse_inside_tuples_and_dicts(st):
