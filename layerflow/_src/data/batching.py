@@ -201,8 +201,9 @@ class UnbatchDataset(_Unary):
             if ragged_batching.has_composite(element):  # SparseTensors split into their rows
                 columns = [sparse_elements.unbatch_rows(t) if isinstance(t, SparseTensor)
                            else t for t in leaves]  # fmt: skip
-                sizes = {len(c) if isinstance(c, list) else c.shape[0] for c in columns}
-                if len(sizes) != 1:
+                sizes = {len(c) if isinstance(c, list) else c.shape[0] if c.shape.rank else None
+                         for c in columns}  # fmt: skip
+                if None in sizes or len(sizes) != 1:
                     raise errors.InvalidArgumentError(
                         None, "unbatch",
                         "unbatch needs every component to have the same first dimension, got "

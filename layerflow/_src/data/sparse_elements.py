@@ -113,6 +113,9 @@ class SparseRowSource(SparseRows):
         self.shape = (self.nrows, *self._inner.tolist())
         self.ndim = len(self.shape)
 
+    def __getitem__(self, idx: slice) -> SparseTensor:
+        return self.take(idx)
+
     def take(self, idx: Any) -> SparseTensor:
         rows = np.arange(self.nrows)[idx] if isinstance(idx, slice) else np.asarray(idx)
         starts, ends = self._bounds[rows], self._bounds[rows + 1]

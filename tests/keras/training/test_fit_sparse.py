@@ -92,3 +92,15 @@ def test_sparse_input_model_round_trips_through_keras_file(data, tmp_path):
     back = keras.models.load_model(path)
     np.testing.assert_allclose(back.predict(st, verbose=0), model.predict(st, verbose=0),
                                rtol=1e-6)  # fmt: skip
+
+
+def test_validation_split_of_a_sparse_x(data):
+    dense, y = data
+    ref = make(False)
+    want = ref.fit(dense, y, batch_size=4, validation_split=0.25, shuffle=False, verbose=0)
+    got = make(True).fit(
+        tf.sparse.from_dense(dense), y, batch_size=4, validation_split=0.25, shuffle=False,
+        verbose=0,
+    )  # fmt: skip
+    np.testing.assert_allclose(got.history["val_loss"], want.history["val_loss"], rtol=1e-5)
+    np.testing.assert_allclose(got.history["loss"], want.history["loss"], rtol=1e-5)

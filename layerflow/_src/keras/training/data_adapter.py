@@ -357,6 +357,8 @@ def train_validation_split(
         raise ValueError(f"validation_split must be in (0, 1), got {validation_split}.")
     flat = [v for v in nest.flatten(arrays) if v is not None]
     n = int(np.shape(flat[0])[0]) if not isinstance(flat[0], TensorLike) else flat[0].shape[0]
+    if isinstance(flat[0], SparseTensor):
+        n = flat[0].host_shape()[0]
     split_at = int(math.floor(n * (1.0 - validation_split)))
     if split_at == 0 or split_at == n:
         raise ValueError(
