@@ -11,7 +11,10 @@ SparseTensor components.
   indices of row k are `[k, *index]`, so canonical rows give a canonical batch.
 
 Import cycle, as for every node module: `SparseSliceDataset` subclasses `Dataset` (dataset),
-which constructs it in `from_tensor_slices`.
+which constructs it in `from_tensor_slices`; the batching nodes (batching, ragged_batching)
+and sources (concatenate, from_generator) call the helpers here; the rest of the cycle
+(composite_batching, dataset_methods, persistence, records, resample, transforms,
+transforms_extra) is dataset.py's own.
 
 >>> import layerflow as tf
 >>> st = tf.SparseTensor([[0, 1], [2, 0]], [1.0, 2.0], dense_shape=[3, 2])
