@@ -11,6 +11,7 @@ from layerflow._src.data.dataset import Dataset
 from layerflow._src.data.plan import INFINITE, UNKNOWN
 from layerflow._src.data.transforms import _Unary
 from layerflow._src.framework import errors
+from layerflow._src.framework.sparse_tensor import SparseTensor, SparseTensorSpec
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.utils import nest
 
@@ -59,7 +60,7 @@ class BatchDataset(_Unary):
             group = list(itertools.islice(it, self._batch_size))
             if not group or (self._drop and len(group) < self._batch_size):
                 return
-            if any(ragged) or ragged_batching.has_ragged(group[0]):
+            if any(ragged) or ragged_batching.has_composite(group[0]):
                 yield ragged_batching.batch_with_ragged(group, ragged, "int64")
             else:
                 yield stack_elements(group)
@@ -86,6 +87,14 @@ class PaddedBatchDataset(BatchDataset):
     def __init__(self, input_dataset: Dataset, batch_size: int, drop_remainder: bool,
                  padded_shapes: Any, padding_values: Any) -> None:  # fmt: skip
         super().__init__(input_dataset, batch_size, drop_remainder)
+        for spec in nest.flatten(input_dataset.element_spec):
+            if isinstance(spec, SparseTensorSpec):
+                raise TypeError(
+                    "`padded_batch` is only supported for datasets that produce tensor elements "
+                    "but type spec of elements in the input dataset is not a subclass of "
+                    f"TensorSpec: `{spec}`. Batch SparseTensors with `batch` (which takes the "
+                    "largest dense shape of the batch)."
+                )
         self._shapes = padded_shapes
         self._values = padding_values
 
@@ -189,6 +198,20 @@ class UnbatchDataset(_Unary):
     def _generic(self) -> Iterator[Any]:
         for element in self._input._elements():
             leaves = structure.flatten(element)
+            if ragged_batching.has_composite(element):  # SparseTensors split into their rows
+                columns = [sparse_elements.unbatch_rows(t) if isinstance(t, SparseTensor)
+                           else t for t in leaves]  # fmt: skip
+                sizes = {len(c) if isinstance(c, list) else c.shape[0] if c.shape.rank else None
+                         for c in columns}  # fmt: skip
+                if None in sizes or len(sizes) != 1:
+                    raise errors.InvalidArgumentError(
+                        None, "unbatch",
+                        "unbatch needs every component to have the same first dimension, got "
+                        f"{sorted(map(str, sizes))}.",
+                    )  # fmt: skip
+                for i in range(sizes.pop()):
+                    yield structure.pack(element, [c[i] for c in columns])
+                continue
             sizes = {t._data.shape[0] if t._data.ndim else None for t in leaves}
             if None in sizes or len(sizes) != 1:
                 raise errors.InvalidArgumentError(
@@ -205,9 +228,10 @@ class UnbatchDataset(_Unary):
 
     def _element_spec(self) -> Any:
         return nest.map_structure(
-            lambda s: structure.TensorSpec(s.shape[1:], s.dtype), self._input.element_spec
-        )
+            lambda s: sparse_elements.unbatched_spec(s) if isinstance(s, SparseTensorSpec)
+            else structure.TensorSpec(s.shape[1:], s.dtype), self._input.element_spec,
+        )  # fmt: skip
 
 
 # ragged_batching subclasses BatchDataset: imported last (as dataset.py imports its nodes).
-from layerflow._src.data import ragged_batching  # noqa: E402
+from layerflow._src.data import ragged_batching, sparse_elements  # noqa: E402

@@ -215,8 +215,10 @@ class Dataset(DatasetMethods):
         >>> [(int(a), float(b)) for a, b in ds]
         [(1, 3.0), (2, 4.0)]
         """
-        from layerflow._src.data import ragged_batching
+        from layerflow._src.data import ragged_batching, sparse_elements
 
+        if sparse_elements.has_sparse(tensors):  # a SparseTensor's rows
+            return sparse_elements.SparseSliceDataset(tensors)
         if ragged_batching.has_ragged(tensors):  # a RaggedTensor's rows
             return ragged_batching.RaggedSliceDataset(tensors)
         return sources.TensorSliceDataset(tensors)

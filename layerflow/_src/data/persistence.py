@@ -30,6 +30,7 @@ from layerflow._src.data.dataset import Dataset
 from layerflow._src.data.transforms import _Unary
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import convert_to_tensor
+from layerflow._src.framework.sparse_tensor import SparseTensor, SparseTensorSpec
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.saving import weights_file
 from layerflow._src.utils import nest
@@ -48,6 +49,8 @@ def _encode_spec(spec: Any) -> Any:
         return {"tuple": [_encode_spec(s) for s in spec]}
     if isinstance(spec, dict):
         return {"dict": {str(k): _encode_spec(v) for k, v in spec.items()}}
+    if isinstance(spec, SparseTensorSpec):
+        return {"sparse": _encode_spec(structure.TensorSpec(spec.shape, spec.dtype))}
     if not isinstance(spec, structure.TensorSpec):
         raise TypeError(f"Dataset.save: cannot save elements of type {spec!r}.")
     shape = None if spec.shape.rank is None else list(spec.shape)
@@ -56,7 +59,7 @@ def _encode_spec(spec: Any) -> Any:
 
 def _widen(a: Any, b: Any) -> Any:
     dims = [x if x == y else None for x, y in zip(a.shape, b.shape)]
-    return structure.TensorSpec(dims, a.dtype)
+    return type(a)(dims, a.dtype)
 
 
 def _bad(path: str, what: str) -> errors.DataLossError:
@@ -72,6 +75,11 @@ def _decode_spec(doc: Any, path: str, depth: int = 0) -> Any:
         return tuple(_decode_spec(d, path, depth + 1) for d in doc["tuple"])
     if "dict" in doc and isinstance(doc["dict"], dict):
         return {k: _decode_spec(v, path, depth + 1) for k, v in doc["dict"].items()}
+    if "sparse" in doc and len(doc) == 1:
+        dense = _decode_spec(doc["sparse"], path, depth + 1)
+        if not isinstance(dense, structure.TensorSpec):
+            raise _bad(path, "a sparse component's spec is malformed")
+        return SparseTensorSpec(dense.shape, dense.dtype)
     shape, name = doc.get("shape"), doc.get("dtype")
     if not isinstance(name, str) or not (
         shape is None
@@ -90,14 +98,19 @@ def _decode_spec(doc: Any, path: str, depth: int = 0) -> Any:
 def _arrays_of(index: int, element: Any) -> dict[str, np.ndarray]:
     out = {}
     for j, leaf in enumerate(nest.flatten(element)):
+        key = f"{index}/{j}"
+        if isinstance(leaf, SparseTensor):  # i/j: its values; i/j/indices, i/j/dense_shape
+            out[f"{key}/indices"] = leaf.host_indices()
+            out[f"{key}/dense_shape"] = np.asarray(leaf.host_shape(), np.int64)
+            leaf = leaf.values
         value = leaf.numpy()
         if leaf.dtype.name == "string":
             items = [bytes(v) for v in np.asarray(value, dtype=object).reshape(-1)]
-            out[f"{index}/{j}"] = np.frombuffer(b"".join(items), np.uint8).copy()
+            out[key] = np.frombuffer(b"".join(items), np.uint8).copy()
             lengths = np.asarray([len(b) for b in items], np.int64)
-            out[f"{index}/{j}/lengths"] = lengths.reshape(np.shape(value))
+            out[f"{key}/lengths"] = lengths.reshape(np.shape(value))
         else:
-            out[f"{index}/{j}"] = np.asarray(value)
+            out[key] = np.asarray(value)
     return out
 
 
@@ -131,7 +144,8 @@ def save(dataset: Dataset, path: Any, compression: Any = None, shard_func: Any =
         if merged is None:
             merged, first = specs, element
         elif len(specs) != len(merged) or any(
-            a.dtype != b.dtype or len(a.shape) != len(b.shape) for a, b in zip(specs, merged)
+            a.dtype != b.dtype or len(a.shape) != len(b.shape) or type(a) is not type(b)
+            for a, b in zip(specs, merged)
         ):
             raise errors.InvalidArgumentError(
                 None, None,
@@ -233,10 +247,28 @@ class LoadDataset(Dataset):
                 value = get(key)
                 if value.dtype != spec.dtype.np:
                     raise _bad(self._folder, f"component {key} has dtype {value.dtype}")
+            if isinstance(spec, SparseTensorSpec):
+                leaves.append(self._sparse(get, header, key, spec, value))
+                continue
             if not spec.shape.is_compatible_with(value.shape):
                 raise _bad(self._folder, f"component {key} has shape {list(value.shape)}")
             leaves.append(convert_to_tensor(value, dtype=spec.dtype))
         return structure.pack(self._spec, leaves)
+
+    def _sparse(self, get: Callable, header: dict, key: str, spec: Any, values: Any) -> Any:
+        """A SparseTensor component, its indices checked against its dense shape."""
+        if f"{key}/indices" not in header or f"{key}/dense_shape" not in header:
+            raise _bad(self._folder, f"sparse component {key} lacks its indices or dense_shape")
+        indices, shape = get(f"{key}/indices"), get(f"{key}/dense_shape")
+        if (
+            indices.dtype != np.int64 or shape.dtype != np.int64 or shape.ndim != 1
+            or indices.ndim != 2 or indices.shape[1] != shape.shape[0]
+            or values.ndim != 1 or values.shape[0] != indices.shape[0]
+            or (shape < 0).any() or (indices < 0).any() or (indices >= shape).any()
+            or not spec.shape.is_compatible_with(shape.tolist())
+        ):  # fmt: skip
+            raise _bad(self._folder, f"sparse component {key} has invalid indices or shape")
+        return SparseTensor(indices, convert_to_tensor(values, dtype=spec.dtype), shape)
 
     def _elements(self) -> Iterator[Any]:
         for name, count in self._shards:

@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from layerflow._src.data import structure
+from layerflow._src.data import sparse_elements, structure
 from layerflow._src.data.dataset import Dataset
 from layerflow._src.framework import dtypes, errors
+from layerflow._src.framework.sparse_tensor import SparseTensor, SparseTensorSpec
 from layerflow._src.framework.type_spec import TensorSpec
 from layerflow._src.ops import array_ops
 from layerflow._src.ops.ragged.ragged_dispatch import _concat0
@@ -36,6 +37,11 @@ from layerflow._src.utils import nest
 
 def has_ragged(value: Any) -> bool:
     return any(isinstance(v, RaggedTensor) for v in nest.flatten(value))
+
+
+def has_composite(value: Any) -> bool:
+    """Whether `value` holds RaggedTensors or SparseTensors (batched by `batch_with_ragged`)."""
+    return any(isinstance(v, RaggedTensor | SparseTensor) for v in nest.flatten(value))
 
 
 def _normalize(value: Any) -> Any:
@@ -88,7 +94,9 @@ def batch_with_ragged(elements: list[Any], ragged: list[bool], row_splits_dtype:
     out = []
     for c in range(len(rows[0])):
         column = [row[c] for row in rows]
-        if (c < len(ragged) and ragged[c]) or any(isinstance(v, RaggedTensor) for v in column):
+        if isinstance(column[0], SparseTensor):
+            out.append(sparse_elements.stack_sparse(column))
+        elif (c < len(ragged) and ragged[c]) or any(isinstance(v, RaggedTensor) for v in column):
             out.append(stack_ragged(column, row_splits_dtype))
         else:
             out.append(stack_elements(column))
@@ -98,6 +106,8 @@ def batch_with_ragged(elements: list[Any], ragged: list[bool], row_splits_dtype:
 def batched_spec(
     spec: Any, lead: Any, ragged: bool = False, row_splits_dtype: Any = "int64"
 ) -> Any:
+    if isinstance(spec, SparseTensorSpec):
+        return sparse_elements.batched_spec(spec, lead)
     if isinstance(spec, RaggedTensorSpec):
         return RaggedTensorSpec([lead, *spec.shape], spec.dtype, spec.ragged_rank + 1,
                                 spec.row_splits_dtype)  # fmt: skip

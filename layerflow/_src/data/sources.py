@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 
 from layerflow._src import backend
-from layerflow._src.data import structure
+from layerflow._src.data import sparse_elements, structure
 from layerflow._src.data.dataset import Dataset, count_arg
 from layerflow._src.data.plan import INFINITE, UNKNOWN, Plan
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.convert import convert_to_tensor, host_array
+from layerflow._src.framework.sparse_tensor import SparseTensorSpec
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.utils import nest
@@ -181,7 +182,8 @@ class ConcatenateDataset(Dataset):
         a, b = first.element_spec, second.element_spec
         try:
             nest.assert_same_structure(a, b, check_types=False)
-            same = all(x.dtype == y.dtype for x, y in zip(nest.flatten(a), nest.flatten(b)))
+            same = all(x.dtype == y.dtype and isinstance(x, SparseTensorSpec) == isinstance(
+                y, SparseTensorSpec) for x, y in zip(nest.flatten(a), nest.flatten(b)))  # fmt: skip
         except (ValueError, TypeError):
             same = False
         if not same:
@@ -203,6 +205,7 @@ class ConcatenateDataset(Dataset):
     def _element_spec(self) -> Any:
         a, b = (nest.flatten(d.element_spec) for d in self._inputs)
         merged = [
+            sparse_elements.merged_spec(x, y) if isinstance(x, SparseTensorSpec) else
             structure.TensorSpec(
                 x.shape if tuple(x.shape) == tuple(y.shape) else
                 ([None] * len(x.shape) if len(x.shape) == len(y.shape) else None), x.dtype)
@@ -251,6 +254,8 @@ class GeneratorDataset(Dataset):
             if not isinstance(value, dict) or set(value) != set(sig):
                 raise self._mismatch(value)
             return {k: self._convert(value[k], s) for k, s in sig.items()}
+        if isinstance(sig, SparseTensorSpec):
+            return sparse_elements.check_generated(value, sig)
         if isinstance(value, TensorLike):
             t = convert_to_tensor(value)
         else:  # TF's conversion rules: ints may become floats, floats never silently ints

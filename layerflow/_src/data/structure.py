@@ -69,7 +69,10 @@ def call(fn: Callable[..., Any], element: Any) -> Any:
 
 
 def spec_of(element: Any) -> Any:
-    return nest.map_structure(lambda t: TensorSpec(t.shape, t.dtype), element)
+    return nest.map_structure(
+        lambda t: t._type_spec if isinstance(t, SparseTensor) else TensorSpec(t.shape, t.dtype),
+        element,
+    )
 
 
 def to_numpy(element: Any) -> Any:

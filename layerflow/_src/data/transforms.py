@@ -19,6 +19,7 @@ from layerflow._src.data import plan as plans
 from layerflow._src.data import structure
 from layerflow._src.data.dataset import Dataset
 from layerflow._src.data.plan import INFINITE, UNKNOWN, Plan
+from layerflow._src.framework.sparse_tensor import SparseTensor, SparseTensorSpec
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.ops import random_ops
 from layerflow._src.utils import nest
@@ -371,11 +372,14 @@ class CacheDataset(_Unary):
         self._items = seen
 
     def _write(self, items: list[Any]) -> None:
-        arrays = {
-            f"e{i}_{j}": backend.to_host(t._data)
-            for i, element in enumerate(items)
-            for j, t in enumerate(structure.flatten(element))
-        }
+        arrays = {}
+        for i, element in enumerate(items):
+            for j, t in enumerate(structure.flatten(element)):
+                if isinstance(t, SparseTensor):  # its values, indices and dense shape
+                    arrays[f"e{i}_{j}_indices"] = t.host_indices()
+                    arrays[f"e{i}_{j}_shape"] = np.asarray(t.host_shape(), np.int64)
+                    t = t.values
+                arrays[f"e{i}_{j}"] = backend.to_host(t._data)
         arrays["count"] = np.asarray(len(items))
         tmp = f"{self._path}.tmp{os.getpid()}"
         with open(tmp, "wb") as f:
@@ -386,17 +390,21 @@ class CacheDataset(_Unary):
 
     def _read(self) -> list[Any]:
         template = self._input.element_spec
-        width = len(nest.flatten(template))
+        specs = nest.flatten(template)
         device = backend.current_device()
+
+        def leaf(data: Any, key: str, spec: Any) -> Any:
+            t = Tensor(backend.to_device(data[key], device), device)
+            if isinstance(spec, SparseTensorSpec):
+                return SparseTensor(data[f"{key}_indices"], t, data[f"{key}_shape"])
+            return t
+
         with np.load(self._path) as data:
             count = int(data["count"])
             return [
-                structure.pack(template, [
-                    Tensor(backend.to_device(data[f"e{i}_{j}"], device), device)
-                    for j in range(width)
-                ])
+                structure.pack(template, [leaf(data, f"e{i}_{j}", s) for j, s in enumerate(specs)])
                 for i in range(count)
-            ]  # fmt: skip
+            ]
 
 
 class EnumerateDataset(_Unary):

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.data import arrays
+from layerflow._src.data.sparse_elements import SparseRowSource
+from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.keras.utils.sequence import Sequence, ordered_map
 from layerflow._src.ops import random_ops
@@ -56,13 +58,14 @@ def pack_x_y_sample_weight(x: Any, y: Any = None, sample_weight: Any = None) -> 
 def _is_array_like(x: Any) -> bool:
     if x is None:
         return True
-    if isinstance(x, np.ndarray | TensorLike | RaggedTensor | int | float):
+    if isinstance(x, np.ndarray | TensorLike | RaggedTensor | SparseTensor | int | float):
         return True
     if isinstance(x, list) and x and all(isinstance(v, tuple) for v in x):
         return False  # a list of (x, y) batches, not a multi-input list of arrays
     if isinstance(x, list | tuple | dict):
         flat = nest.flatten(x)
-        if all(isinstance(v, np.ndarray | TensorLike | RaggedTensor) for v in flat) and flat:
+        if all(isinstance(v, np.ndarray | TensorLike | RaggedTensor | SparseTensor)
+               for v in flat) and flat:  # fmt: skip
             return True
         # A plain nested list of numbers is an array too.
         return not any(hasattr(v, "__iter__") and not isinstance(v, str) for v in flat)
@@ -73,6 +76,8 @@ def _as_array(x: Any) -> Any:
     """The array batches are sliced from (`data.arrays.source_array`)."""
     if isinstance(x, RaggedTensor):  # batches are its rows (a RaggedTensor each)
         return x
+    if isinstance(x, SparseTensor):  # batches are SparseTensors of its rows
+        return SparseRowSource(x)
     return arrays.source_array(x)
 
 
@@ -130,6 +135,8 @@ class ArrayData:
     def _take(self, a: Any, idx: Any) -> Any:
         if isinstance(a, RaggedTensor):
             return a[idx] if isinstance(idx, slice) else gather_rows(a, idx)
+        if isinstance(a, SparseRowSource):
+            return a.take(idx)
         return arrays.rows(a, idx, self._device)
 
     def _batch(self, idx: Any) -> Any:
@@ -176,7 +183,7 @@ def _class_weights(y: Any, sw: Any, class_weight: dict) -> Any:
 
 
 def _to_tensor(a: Any) -> Any:
-    if isinstance(a, RaggedTensor):  # a dataset's ragged batch reaches the model as it is
+    if isinstance(a, RaggedTensor | SparseTensor):  # composite batches reach the model as they are
         return a
     return arrays.to_tensor(a)
 
@@ -350,6 +357,8 @@ def train_validation_split(
         raise ValueError(f"validation_split must be in (0, 1), got {validation_split}.")
     flat = [v for v in nest.flatten(arrays) if v is not None]
     n = int(np.shape(flat[0])[0]) if not isinstance(flat[0], TensorLike) else flat[0].shape[0]
+    if isinstance(flat[0], SparseTensor):
+        n = flat[0].host_shape()[0]
     split_at = int(math.floor(n * (1.0 - validation_split)))
     if split_at == 0 or split_at == n:
         raise ValueError(
