@@ -35,3 +35,18 @@ def test_the_same_object_reuses_its_trace():
     assert float(scale(box, tf.constant(3.0))) == 6.0
     assert float(scale(box, tf.constant(4.0))) == 8.0
     assert scale.experimental_get_tracing_count() == 1
+
+
+def test_sparse_arguments_run_eagerly_without_keeping_traces():
+    @tf.function(autograph=False)
+    def total(st, k):
+        return tf.sparse.reduce_sum(st) * k
+
+    got = [
+        float(total(tf.sparse.SparseTensor([[0, i % 2]], [float(i)], [2, 2]), tf.constant(2.0)))
+        for i in range(8)
+    ]
+    assert got == [2.0 * i for i in range(8)]
+    assert total.experimental_get_tracing_count() == 0  # no trace per call is kept
+    pair = (tf.sparse.SparseTensor([[1, 1]], [3.0], [2, 2]), tf.constant(1.0))
+    assert float(total(*pair)) == 3.0 and total.experimental_get_tracing_count() == 0

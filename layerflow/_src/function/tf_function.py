@@ -29,6 +29,7 @@ from layerflow._src import backend
 from layerflow._src.autodiff import tape as _tape
 from layerflow._src.data.structure import TensorSpec
 from layerflow._src.framework import composite_dispatch, convert, dtypes
+from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.framework.tensor import Tensor, TensorLike
 from layerflow._src.framework.variables import Variable, variable_creator_scope
 from layerflow._src.function import graph as _graph
@@ -336,9 +337,12 @@ class Function:
             args = _sig.bind_signature(self._python_function, self._input_signature, args,
                                        kwargs)  # fmt: skip
             kwargs = {}
-        if composite_dispatch.types[0] and composite_dispatch.has_composite(args, kwargs):
-            # RaggedTensor arguments: their row partitions are read on the host, so the body
-            # runs eagerly, with the same results, and is not traced.
+        if (composite_dispatch.types[0] and composite_dispatch.has_composite(args, kwargs)) or (
+            _holds_sparse(args) or (kwargs and _holds_sparse(tuple(kwargs.values())))
+        ):
+            # RaggedTensor and SparseTensor arguments: their row partitions and indices are read
+            # on the host, so the body runs eagerly, with the same results, and is not traced
+            # (a trace per call would be kept, each with one call's values as constants).
             return self._python_function(*args, **kwargs)
         self._calls += 1
         key, leaves = _sig.call_key_and_leaves(args, kwargs)
@@ -579,3 +583,13 @@ def run_functions_eagerly(run_eagerly: bool) -> None:
 def functions_run_eagerly() -> bool:
     """Whether `tf.function`s run eagerly (`tf.config.run_functions_eagerly`)."""
     return _run_eagerly[0]
+
+
+def _holds_sparse(values: tuple) -> bool:
+    """Whether an argument, or an item of a tuple/list argument, is a SparseTensor."""
+    for v in values:
+        if type(v) is SparseTensor or (
+            type(v) in (tuple, list) and any(type(x) is SparseTensor for x in v)
+        ):
+            return True
+    return False
