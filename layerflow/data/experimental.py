@@ -64,3 +64,4 @@ from layerflow._src.data.options import (  # noqa: E402
 from layerflow._src.ops.optional_ops import Optional  # noqa: E402
 
 SHARD_HINT = -1
+from layerflow._src.data.csv_sources import CsvDataset, SqlDataset, make_csv_dataset  # noqa: E402
