@@ -198,8 +198,9 @@ class Reducer:
 
 
 class GroupByReducerDataset(_Unary):
-    """One output per key (in order of the key's first appearance): the finalized fold of the
-    elements with that key."""
+    """One output per key, in ascending key order: the finalized fold of the elements with that
+    key. As in TF, `reduce_func(state, element)` takes a tuple element as one argument and
+    `finalize_func` takes a tuple state as separate arguments."""
 
     def __init__(self, input_dataset: Dataset, key_func: Callable, reducer: Reducer) -> None:
         super().__init__(input_dataset)
@@ -221,8 +222,7 @@ class GroupByReducerDataset(_Unary):
             if k not in states:
                 states[k] = structure.normalize_output(r.init_func(convert_to_tensor(key)))
             state = states[k]
-            args = (state, *element) if type(element) is tuple else (state, element)
-            new = structure.normalize_output(r.reduce_func(*args))
+            new = structure.normalize_output(r.reduce_func(state, element))
             old_leaves, new_leaves = nest.flatten(state), nest.flatten(new)
             if len(old_leaves) != len(new_leaves) or any(
                 a.dtype != b.dtype for a, b in zip(old_leaves, new_leaves)
@@ -233,8 +233,8 @@ class GroupByReducerDataset(_Unary):
                     "state's dtypes fixed (cast the new state)."
                 )
             states[k] = new
-        for state in states.values():
-            yield structure.normalize_output(r.finalize_func(state))
+        for k in sorted(states):  # TF's order (not the order of first appearance)
+            yield structure.normalize_output(structure.call(r.finalize_func, states[k]))
 
     def _cardinality(self) -> int:
         return INFINITE if self._input._cardinality() == INFINITE else UNKNOWN
@@ -311,7 +311,8 @@ def prefetch_to_device(device: str, buffer_size: Any = None) -> Callable:
 
 
 def at(dataset: Dataset, index: Any) -> Any:
-    """The element at position `index` (OutOfRangeError past the end).
+    """The element at position `index` (OutOfRangeError past the end). layerflow reaches it
+    by iterating, so it also works where TF has no random access (after filter, ...).
 
     >>> import layerflow as tf
     >>> int(tf.data.experimental.at(tf.data.Dataset.range(10, 20), 3))
