@@ -31,10 +31,14 @@ def test_transformation_forms_match_tf():
         (r(10).apply(E.take_while(lambda x: x < 3)), [0, 1, 2]),
         (r(6).batch(4).apply(E.unbatch()), [0, 1, 2, 3, 4, 5]),
         (D.from_tensor_slices([1, 3, 1, 2]).apply(E.unique()), [1, 3, 2]),
-        (r(6).apply(E.group_by_window(lambda x: x % 2, lambda k, d: d.batch(3), 3)),
-         [[0, 2, 4], [1, 3, 5]]),  # fmt: skip
-        (D.from_tensor_slices([1.0, -1.0, 2.0]).map(_positive).apply(E.ignore_errors()),
-         [1.0, 2.0]),  # fmt: skip
+        (
+            r(6).apply(E.group_by_window(lambda x: x % 2, lambda k, d: d.batch(3), 3)),
+            [[0, 2, 4], [1, 3, 5]],
+        ),  # fmt: skip
+        (
+            D.from_tensor_slices([1.0, -1.0, 2.0]).map(_positive).apply(E.ignore_errors()),
+            [1.0, 2.0],
+        ),  # fmt: skip
     ]
     for ds, want in cases:
         assert _np(ds) == want

@@ -332,8 +332,10 @@ def at(dataset: Dataset, index: Any) -> Any:
 def get_structure(dataset_or_iterator: Any) -> Any:
     """The element structure (TensorSpecs) of a dataset or an iterator."""
     spec = getattr(dataset_or_iterator, "element_spec", None)
-    if spec is None or not hasattr(dataset_or_iterator, "_elements") and not hasattr(
-        dataset_or_iterator, "_dataset"
+    if (
+        spec is None
+        or not hasattr(dataset_or_iterator, "_elements")
+        and not hasattr(dataset_or_iterator, "_dataset")
     ):
         raise TypeError(
             "get_structure takes a tf.data.Dataset or an iterator over one, got "

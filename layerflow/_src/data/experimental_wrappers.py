@@ -59,8 +59,10 @@ def sample_from_datasets(datasets: Any, weights: Any = None, seed: Any = None,
 def dense_to_ragged_batch(batch_size: Any, drop_remainder: bool = False,
                           row_splits_dtype: Any = "int64") -> Callable:  # fmt: skip
     """`Dataset.ragged_batch` as a transformation."""
-    return _checked("dense_to_ragged_batch",
-                    lambda d: d.ragged_batch(batch_size, drop_remainder, row_splits_dtype))
+    return _checked(
+        "dense_to_ragged_batch",
+        lambda d: d.ragged_batch(batch_size, drop_remainder, row_splits_dtype),
+    )
 
 
 def enumerate_dataset(start: Any = 0) -> Callable:
@@ -115,8 +117,9 @@ def parallel_interleave(map_func: Callable, cycle_length: Any, block_length: Any
                         prefetch_input_elements: Any = None) -> Callable:  # fmt: skip
     """`Dataset.interleave` as a transformation (always in the deterministic order, which is
     one of the orders `sloppy=True` allows)."""
-    return _checked("parallel_interleave",
-                    lambda d: d.interleave(map_func, cycle_length, block_length))
+    return _checked(
+        "parallel_interleave", lambda d: d.interleave(map_func, cycle_length, block_length)
+    )
 
 
 def rejection_resample(class_func: Callable, target_dist: Any, initial_dist: Any = None,
