@@ -213,3 +213,13 @@ def test_make_batched_features_dataset(tmp_path):
     assert sorted(got[0] + got[1][:2]) == [0, 1, 2, 3, 4, 5]
     with pytest.raises(ValueError, match="must be one of the `features` keys"):
         E.make_batched_features_dataset(pattern, 4, FEATURES, label_key="z")
+
+
+def test_make_csv_dataset_ignore_errors_drops_bad_records(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("a,b\n1,2\noops,3\n4,5\n")
+    kw = dict(column_defaults=[[0], [0]], num_epochs=1, shuffle=False)
+    ds = E.make_csv_dataset(str(path), 4, ignore_errors=True, **kw)
+    assert next(iter(ds))["a"].numpy().tolist() == [1, 4]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not a valid int32: oops"):
+        list(E.make_csv_dataset(str(path), 4, **kw))

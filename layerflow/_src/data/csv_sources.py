@@ -128,6 +128,7 @@ class CsvDataset(Dataset):
         self._delim = field_delim
         self._quoted = bool(use_quote_delim)
         self._na = na_value
+        self._skip_bad = False  # make_csv_dataset(ignore_errors=True) drops bad records
 
     def _columns(self, record: bytes) -> list[int] | None:
         if self._exclude is None:
@@ -143,15 +144,33 @@ class CsvDataset(Dataset):
         return cols
 
     def _decode(self, chunk: list[bytes], cols: list[int] | None) -> Iterator[Any]:
+        try:
+            rows = self._rows(chunk, cols)
+        except errors.InvalidArgumentError:
+            if not self._skip_bad:
+                raise
+            rows = []
+            for record in chunk:  # ignore_errors: find and drop the records that fail
+                try:
+                    rows.extend(self._rows([record], cols))
+                except errors.InvalidArgumentError:
+                    continue
+        yield from rows
+
+    def _rows(self, chunk: list[bytes], cols: list[int] | None) -> list[Any]:
         records = convert_to_tensor(np.array(chunk + [b""], dtype=object)[:-1])
         columns = decode_csv(records, self._defaults, field_delim=self._delim,
                              use_quote_delim=self._quoted, na_value=self._na,
                              select_cols=cols)  # fmt: skip
         arrays = [c.numpy() for c in columns]
         dts = [c.dtype for c in columns]
-        for r in range(len(chunk)):
-            yield tuple(_scalar(a[r]) if d == dtypes.string else convert_to_tensor(a[r], dtype=d)
-                        for a, d in zip(arrays, dts))  # fmt: skip
+        return [
+            tuple(
+                _scalar(a[r]) if d == dtypes.string else convert_to_tensor(a[r], dtype=d)
+                for a, d in zip(arrays, dts)
+            )  # fmt: skip
+            for r in range(len(chunk))
+        ]
 
     def _elements(self) -> Iterator[Any]:
         for path in self._paths:
@@ -319,7 +338,8 @@ def make_csv_dataset(file_pattern: Any, batch_size: Any, column_names: Any = Non
         ds = CsvDataset(path, column_defaults, comp, header=header, field_delim=field_delim,
                         use_quote_delim=use_quote_delim, na_value=na_value,
                         select_cols=select)  # fmt: skip
-        return ds.ignore_errors() if ignore_errors else ds
+        ds._skip_bad = bool(ignore_errors)
+        return ds
 
     files = Dataset.from_tensor_slices(filenames)
     if shuffle:
