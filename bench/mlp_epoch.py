@@ -151,14 +151,10 @@ def w_layerflow_function(epochs):
     import numpy as np
 
     import layerflow as tf
-    from layerflow._src.function import host_method
-    from layerflow._src.keras.optimizers.optimizer import Optimizer
 
-    # Until keras marks it itself: the optimizer's in-place update runs as a host step.
-    if not hasattr(Optimizer.apply_gradients, "__wrapped__"):
-        Optimizer.apply_gradients = host_method(
-            Optimizer.apply_gradients, result=lambda self, *a, **k: self.iterations
-        )
+    # The optimizer's update is traced into the program (its kernels and variable writes are
+    # steps of the plan), as in a compiled `fit`; it used to be forced into one host step here
+    # (~0.07 ms more per step).
     xtr, ytr, xte, yte = _common.load_fashion_mnist()
     net = _lf_model(tf)
     net(xtr[:1])  # built outside, as the eager loop's first step does

@@ -301,3 +301,23 @@ def test_gemms_into_plan_buffers_choose_blas_threads_as_the_ops_do(monkeypatch):
     calls.clear()
     np.testing.assert_allclose(f(x).numpy(), expected, rtol=1e-5)
     assert (16, 32, 64) in calls and (16 * 64, 32, 1) in calls  # the dense and the matmul
+
+
+def test_operands_from_slots_constants_and_variables_in_any_mix():
+    # Runners fetch operands that are all slots with one itemgetter (one operand: a 1-tuple),
+    # any other mix through per-operand getters; list-input ops still get a list.
+    v = tf.Variable([1.0, 2.0, 3.0])
+
+    def f(x):
+        a = tf.exp(x)  # one slot
+        b = a * x  # two slots
+        c = b + v  # slot and variable
+        d = tf.add_n([a, b, c])  # list input, all slots
+        e = tf.concat([d, tf.constant([7.0]), x], 0)  # list input, mixed
+        return tf.reduce_sum(e * 2.0), e
+
+    x = tf.constant([0.5, -1.0, 2.0])
+    got = tf.function(f)(x)
+    want = f(x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())

@@ -102,3 +102,55 @@ def test_gradient_returns_the_structure_of_its_sources():
     as_dict = tape.gradient(y, {"a": a, "b": b})
     assert float(as_dict["a"]) == 3.0 and float(as_dict["b"]) == 2.0
     assert float(tape.gradient([y, y], a)) == 6.0
+
+
+def test_sparse_xent_grad_kernel_equals_dy_times_backprop_bitwise():
+    # The compiled step's gradient kernel: dy multiplied in the class-major buffer must give
+    # the bits of the unfused `dy[:, None] * backprop` (values, signs and zeros alike).
+    rng = np.random.default_rng(3)
+    logits = (3 * rng.standard_normal((256, 10))).astype(np.float32)
+    labels = rng.integers(0, 10, 256)
+    dy = rng.standard_normal(256).astype(np.float32)
+    dy[:8] = 0.0
+    fused = nn_ops._sparse_xent_grad.prim.forward(np, dy, logits, labels, None)
+    backprop = nn_ops._sparse_xent_class_major(np, logits, labels, True)[1]
+    ref = dy[:, None] * backprop
+    assert fused.dtype == np.float32 and fused.flags.c_contiguous
+    np.testing.assert_array_equal(fused.view(np.int32), ref.view(np.int32))
+    # a dy of another dtype is not multiplied in place (it would be rounded to float32)
+    dy64 = dy.astype(np.float64)
+    mixed = nn_ops._sparse_xent_grad.prim.forward(np, dy64, logits, labels, None)
+    np.testing.assert_array_equal(mixed, dy64[:, None] * backprop)
+
+
+def test_compiled_sparse_xent_gradient_equals_eager():
+    rng = np.random.default_rng(4)
+    x = tf.constant(rng.standard_normal((256, 10)).astype(np.float32))
+    y = tf.constant(rng.integers(0, 10, 256))
+
+    def grad(x, y):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(y, x))
+        return tape.gradient(loss, x)
+
+    np.testing.assert_array_equal(tf.function(grad)(x, y).numpy(), grad(x, y).numpy())
+
+
+@pytest.mark.parametrize("bad", [-1, 10])
+def test_compiled_gradient_rejects_out_of_range_labels(bad):
+    # The compiled step keeps only the gradient (its loss forward is dead code): the gradient
+    # kernel checks the labels itself instead of wrapping a negative one to the last class.
+    labels = np.zeros(256, np.int64)
+    labels[3] = bad
+    x = tf.constant(np.zeros((256, 10), np.float32))
+
+    @tf.function
+    def grad(x, y):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(y, x))
+        return tape.gradient(loss, x)
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match=f"label value of {bad}"):
+        grad(x, tf.constant(labels))

@@ -99,6 +99,18 @@ def _getter(ref: Any, alias_safe: bool = True) -> Callable[[list[Any]], Any]:
     return lambda env: array
 
 
+def _fetcher(refs: Any, alias_safe: bool = True) -> Callable[[list[Any]], Any]:
+    """`env -> [value of each ref]`, as a sequence; when every ref is a slot, one C call
+    (`itemgetter`) instead of a Python call per ref (most steps of a training step)."""
+    if refs and all(type(r) is int for r in refs):
+        if len(refs) == 1:
+            (slot,) = refs
+            return lambda env: (env[slot],)
+        return operator.itemgetter(*refs)
+    gets = [_getter(r, alias_safe) for r in refs]
+    return lambda env: [g(env) for g in gets]
+
+
 def _compile_block(steps: list[Step], device: backend.Device) -> list[Runner]:
     return [_compile(s, device) for s in steps]
 
@@ -110,17 +122,17 @@ def _compile(step: Step, device: backend.Device) -> Runner:
     if kind == "op":
         prim = step.fn
         forward = prim.forward
-        gets = [_getter(r, not prim.may_alias) for r in step.refs]
+        fetch = _fetcher(step.refs, not prim.may_alias)
         rest, kwargs, outs = step.rest, step.kwargs, step.outs
         saves, multi, list_input = prim.saves, prim.multi_out, prim.list_input
         slot = outs[0]
         where = step.extra
 
         def run_op(env: list[Any]) -> None:
-            arrays = [g(env) for g in gets]
+            arrays = fetch(env)
             try:
                 if list_input:
-                    out = forward(xp, arrays, *rest, **kwargs)
+                    out = forward(xp, list(arrays), *rest, **kwargs)
                 else:
                     out = forward(xp, *arrays, *rest, **kwargs)
             except (ValueError, IndexError, MemoryError) as err:
@@ -163,14 +175,14 @@ def _compile_into(step: Step, device: backend.Device, buffer: int, plain: Runner
     """The step writing its result into the plan's buffer `env[buffer]` (`buffers.py`)."""
     xp = device.xp
     into = _buffers.INTO[step.fn.name][0]
-    gets = [_getter(r) for r in step.refs]
+    fetch = _fetcher(step.refs)
     rest = step.rest
     slot = step.outs[0]
 
     def run_into(env: list[Any]) -> None:
         out = env[buffer]
         try:
-            into(xp, out, *[g(env) for g in gets], *rest)
+            into(xp, out, *fetch(env), *rest)
         except Exception as err:  # noqa: BLE001 - the op's own path raises the op's own error
             if isinstance(err, Warning):  # numpy's errors as warnings: the buffer is written
                 raise
@@ -229,7 +241,9 @@ def _compile_host(step: Step, device: backend.Device) -> Runner:
             with suspended():
                 result = fn(*args, **kwargs)
         if outs:
-            for s, t in zip(outs, nest.flatten(result)):
+            if type(result) is not list or not all(type(t) is Tensor for t in result):
+                result = nest.flatten(result)
+            for s, t in zip(outs, result):
                 env[s] = t._data
 
     return run_host
@@ -246,6 +260,8 @@ def _builder(structure: Any, index: Any) -> Callable[[list[Any]], Any]:
         if type(structure) is list:
             return lambda values: [b(values) for b in subs]
         return lambda values: tuple([b(values) for b in subs])
+    if type(structure) is dict and not structure:  # a host method's empty kwargs
+        return lambda values: {}
     # dicts, namedtuples, ...: nest's own rules, on this subtree's leaves
     leaves = [next(index) for _ in nest.flatten(structure)]
     return lambda values: nest.pack_sequence_as(structure, [values[i] for i in leaves])
@@ -379,8 +395,9 @@ class Plan:
                 env[s] = a
             for runner, frees in self.program:
                 runner(env)
-                for s in frees:
-                    env[s] = None
+                if frees:
+                    for s in frees:
+                        env[s] = None
             return [g(env) for g in self.out_gets]
         finally:
             pool.append(buffers)

@@ -121,9 +121,7 @@ def _expand_last(t: Any) -> Any:
     return reshape(t, tuple(t._data.shape) + (1,))
 
 
-@op("sparse_softmax_cross_entropy_with_logits", 2, same_dtype=False, saves=True)
-def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
-    n = logits.shape[-1]
+def _check_labels(labels: Any, n: int) -> None:
     if labels.size and (int(labels.min()) < 0 or int(labels.max()) >= n):
         bad = labels[(labels < 0) | (labels >= n)].ravel()[0]
         raise errors.InvalidArgumentError(
@@ -133,6 +131,12 @@ def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
             "Labels must be class indices; for one-hot labels use "
             "softmax_cross_entropy_with_logits (or CategoricalCrossentropy).",
         )
+
+
+@op("sparse_softmax_cross_entropy_with_logits", 2, same_dtype=False, saves=True)
+def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
+    n = logits.shape[-1]
+    _check_labels(labels, n)
     keep = recording()
     if logits.ndim == 2 and n <= _CLASS_MAJOR_MAX and labels.size >= 4 * n:
         return _sparse_xent_class_major(xp, logits, labels, keep)
@@ -173,6 +177,19 @@ def _sparse_xent_class_major(xp: Any, logits: Any, labels: Any, keep: bool) -> A
     return loss, xp.ascontiguousarray(z.T)
 
 
+def _sparse_xent_grad_class_major(xp: Any, dy: Any, logits: Any, labels: Any) -> Any:
+    """`dy[:, None] * backprop` with the forward's class-major backprop, in one buffer: no loss
+    (the compiled step's forward is dead code), and `dy` multiplied in before the copy back,
+    the same products (bit for bit) without a third (batch, classes) array."""
+    z = xp.ascontiguousarray(logits.T)
+    z -= z.max(axis=0)
+    xp.exp(z, out=z)
+    z /= z.sum(axis=0)
+    z[labels, xp.arange(z.shape[1])] -= 1
+    z *= dy
+    return xp.ascontiguousarray(z.T)
+
+
 @_sparse_xent.grad
 def _(dy: Any, out: Any, logits: Any, labels: Any, saved: Any = None) -> Any:
     return _sparse_xent_grad(dy, logits, labels, saved), None
@@ -183,8 +200,14 @@ def _sparse_xent_grad(xp: Any, dy: Any, logits: Any, labels: Any, backprop: Any)
     """dy * (softmax(logits) - one_hot(labels)); `backprop` is the forward's memo of the
     second factor, or None to recompute it."""
     n = logits.shape[-1]
+    if backprop is None:
+        # A compiled step recomputes here, its loss forward dead: the labels are checked here
+        # (a negative one would silently index from the end).
+        _check_labels(labels, n)
     if backprop is None and logits.ndim == 2 and n <= _CLASS_MAJOR_MAX and labels.size >= 4 * n:
         # The forward's own kernel (a compiled tf.function recomputes here): its bits, faster.
+        if dy.dtype == logits.dtype and dy.shape == labels.shape:
+            return _sparse_xent_grad_class_major(xp, dy, logits, labels)
         backprop = _sparse_xent_class_major(xp, logits, labels, True)[1]
     if backprop is None:
         shifted = logits - logits.max(axis=-1, keepdims=True)
