@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as np
+
 from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.keras.backend_api.array_api import (
     _check_format,
@@ -245,14 +247,16 @@ def ctc_batch_cost(y_true: Any, y_pred: Any, input_length: Any, label_length: An
     """CTC loss per batch element, shape `(batch, 1)`, from softmax outputs `y_pred`."""
     label_length = compare_ops.cast(array_ops.squeeze(label_length, axis=-1), "int32")
     input_length = compare_ops.cast(array_ops.squeeze(input_length, axis=-1), "int32")
-    sparse = ctc_label_dense_to_sparse(y_true, label_length)
-    sparse = SparseTensor(sparse.indices, compare_ops.cast(sparse.values, "int32"),
-                          sparse.dense_shape)  # fmt: skip
     logits = math_ops.log(array_ops.transpose(y_pred, perm=[1, 0, 2]) + epsilon())
     num_classes = int(logits.shape[-1])
-    # TF 1's ctc_loss puts the blank last (num_classes - 1), as Keras expects.
-    loss = ctc_ops.ctc_loss(labels=sparse, logits=logits, label_length=None,
-                            logit_length=input_length, blank_index=num_classes - 1)  # fmt: skip
+    # TF 1's ctc_loss (which Keras calls) takes the last class as the blank.
+    loss = ctc_ops.ctc_loss(
+        labels=compare_ops.cast(y_true, "int32"),
+        logits=logits,
+        label_length=label_length,
+        logit_length=input_length,
+        blank_index=num_classes - 1,
+    )
     return array_ops.expand_dims(loss, 1)
 
 
@@ -274,6 +278,20 @@ def ctc_decode(
         )
     dense = []
     for st in decoded:
+        if not greedy:
+            st = _merge_repeated(st)
         st = SparseTensor(st.indices, st.values, (num_samples, num_steps))
         dense.append(sparse_ops.to_dense(st, default_value=-1))
     return dense, log_prob
+
+
+def _merge_repeated(st: Any) -> SparseTensor:
+    # Keras calls TF 1's beam search, whose merge_repeated=True emits a run of one class once.
+    idx, vals = np.asarray(st.indices), np.asarray(st.values)
+    keep = np.ones(len(vals), dtype=bool)
+    keep[1:] = (idx[1:, 0] != idx[:-1, 0]) | (vals[1:] != vals[:-1])
+    rows, vals = idx[keep, 0], vals[keep]
+    cols = np.zeros_like(rows)
+    for r in np.unique(rows):
+        cols[rows == r] = np.arange(int((rows == r).sum()))
+    return SparseTensor(np.stack([rows, cols], axis=1), vals, st.dense_shape)

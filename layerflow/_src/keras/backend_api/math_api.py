@@ -222,11 +222,6 @@ def dot(x: Any, y: Any) -> Any:
     if ndim(x) is not None and (ndim(x) > 2 or ndim(y) > 2):
         x_shape = tuple(int_shape(x))
         y_shape = tuple(int_shape(y))
-        if x_shape[-1] != y_shape[-2 if len(y_shape) > 1 else -1]:
-            raise ValueError(
-                f"K.dot: the last axis of x (shape {x_shape}) must match the second-to-last axis "
-                f"of y (shape {y_shape}); got {x_shape[-1]} and {y_shape[-2]}."
-            )
         perm = list(range(ndim(y)))
         perm = [perm.pop(-2)] + perm
         xt = core_ops.reshape(x, [-1, x_shape[-1]])

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.framework import dtypes
-from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.keras.backend_api.math_api import _t
 from layerflow._src.keras.backend_api.session_api import variable
 from layerflow._src.keras.engine.backend_config import epsilon, floatx
@@ -126,7 +125,7 @@ def categorical_crossentropy(
     target: Any, output: Any, from_logits: bool = False, axis: int = -1
 ) -> Any:
     """Cross-entropy of one-hot `target` and probabilities (or logits) `output` along `axis`."""
-    target, output = convert_to_tensor(target), convert_to_tensor(output)
+    target, output = _t(target), _t(output)
     _check_compatible(target, output, "categorical_crossentropy")
     if from_logits:
         return nn_ops.softmax_cross_entropy_with_logits(labels=target, logits=output, axis=axis)
@@ -142,7 +141,7 @@ def categorical_focal_crossentropy(
     from_logits: bool = False,
     axis: int = -1,
 ) -> Any:
-    target, output = convert_to_tensor(target), convert_to_tensor(output)
+    target, output = _t(target), _t(output)
     _check_compatible(target, output, "categorical_focal_crossentropy")
     if from_logits:
         output = nn_ops.softmax(output, axis=axis)
@@ -156,7 +155,7 @@ def sparse_categorical_crossentropy(
     target: Any, output: Any, from_logits: bool = False, axis: int = -1, ignore_class: Any = None
 ) -> Any:
     """Cross-entropy of integer `target` and probabilities (or logits) `output`."""
-    target, output = convert_to_tensor(target), convert_to_tensor(output)
+    target, output = _t(target), _t(output)
     target = compare_ops.cast(target, "int64")
     if not from_logits:
         output = math_ops.log(_clip_eps(output))
@@ -187,7 +186,7 @@ def sparse_categorical_crossentropy(
 
 def binary_crossentropy(target: Any, output: Any, from_logits: bool = False) -> Any:
     """Elementwise binary cross-entropy (Keras clips to [eps, 1-eps] and adds eps in the log)."""
-    target, output = convert_to_tensor(target), convert_to_tensor(output)
+    target, output = _t(target), _t(output)
     if from_logits:
         return nn_ops.sigmoid_cross_entropy_with_logits(labels=target, logits=output)
     output = _clip_eps(output)
@@ -204,7 +203,7 @@ def binary_focal_crossentropy(
     gamma: float = 2.0,
     from_logits: bool = False,
 ) -> Any:
-    target, output = convert_to_tensor(target), convert_to_tensor(output)
+    target, output = _t(target), _t(output)
     sigmoidal = math_ops.sigmoid(output) if from_logits else output
     p_t = target * sigmoidal + (1 - target) * (1 - sigmoidal)
     focal = math_ops.pow(1.0 - p_t, gamma)

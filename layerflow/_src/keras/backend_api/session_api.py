@@ -190,8 +190,6 @@ def ones(shape: Any, dtype: Any = None, name: str | None = None) -> Any:
 
 def eye(size: Any, dtype: Any = None, name: str | None = None) -> Any:
     dtype = dtype or floatx()
-    if isinstance(size, (list, tuple)):
-        return variable(array_ops.eye(size[0], size[1], dtype=dtype), dtype, name)
     return variable(array_ops.eye(size, dtype=dtype), dtype, name)
 
 
