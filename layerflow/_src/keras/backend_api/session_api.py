@@ -276,7 +276,7 @@ def function(
 
     def func(model_inputs: Any) -> Any:
         outs = model(model_inputs)
-        if wrap:
+        if wrap and not isinstance(outs, (list, tuple)):
             outs = [outs]
         return _to_numpy_or_python(outs)
 
