@@ -302,6 +302,7 @@ CASES = {
         K.dtype(K.variable(1, "float16")),
     ),
     "moving_average_update": lambda tf, K: _mau(tf, K),
+    "rnn_constants_nested": lambda tf, K: _rnn_constants(tf, K),
     "map_fold": lambda tf, K: (
         K.map_fn(lambda r: r * 2.0, M),
         K.foldl(lambda a, r: a + r, M),
@@ -337,6 +338,19 @@ def rng_l1():
 
 def rng_l2():
     return L2
+
+
+def _rnn_constants(tf, K):
+    def step(x, states):
+        h, c, bias = states
+        h2 = K.tanh(x[:, :2] + h * 0.3 + bias)
+        return h2, [h2, c + K.sum(x, axis=-1, keepdims=True)]
+
+    mask = np.array([[1, 1, 0, 1, 1, 1, 0], [1, 1, 1, 1, 0, 0, 0]], dtype=bool)
+    last, outs, states = K.rnn(step, SEQ, [tf.zeros((2, 2)), tf.zeros((2, 1))],
+                               go_backwards=True, mask=tf.constant(mask),
+                               constants=[tf.constant([0.1, -0.2])])  # fmt: skip
+    return (last, outs) + tuple(states)
 
 
 def _mau(tf, K):

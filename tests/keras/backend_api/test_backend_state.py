@@ -1,6 +1,5 @@
 """keras.backend state and symbolic helpers, checked against tf_keras 2.21's behaviour."""
 
-
 import numpy as np
 import pytest
 
