@@ -29,8 +29,10 @@ class _OptionsBase:
         nested = self._FIELDS[name]
         if isinstance(nested, type) and issubclass(nested, _OptionsBase):
             kind = nested
-        if value is not None and kind is not None and not (
-            isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if (
+            value is not None
+            and kind is not None
+            and not (isinstance(value, kind) and not (kind is int and isinstance(value, bool)))
         ):
             raise TypeError(
                 f'Property "{name}" of {type(self).__name__} must be of type '

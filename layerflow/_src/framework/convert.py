@@ -303,9 +303,9 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None) -> 
                 f"Tensor conversion requested dtype {dt.name} for a variable of dtype "
                 f"{value.dtype.name}. Use tf.cast(...) instead."
             )
-        flags = backend.flags
-        if flags.general and flags.tracer is not None:  # a tf.function trace: read each call
-            return value.read_value()
+        read = getattr(value, "read_value", None)
+        if read is not None:  # a Variable: read (each call in a trace; seen by a tape)
+            return read()
         return Tensor(value._data.copy(), value._device)
     if symbolic[0] and isinstance(value, symbolic[0]):
         return value  # a KerasTensor: the op it flows into records it (see register_symbolic)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src import backend
-from layerflow._src.autodiff.op import copy_to_device
+from layerflow._src.autodiff.op import copy_to_device, recording
 from layerflow._src.framework.convert import as_ints
 from layerflow._src.framework.indexed_slices import IndexedSlices
 from layerflow._src.framework.tensor import Tensor, register_operator
@@ -54,6 +54,22 @@ def _densify(values: Tensor, indices: Tensor, dense_shape: Tensor) -> Tensor:
     return rows if tuple(rows.shape) == shape else reshape(rows, shape)
 
 
+_plain_read = Variable.read_value
+
+
+def _read_value(self: Variable) -> Tensor:
+    """`Variable.read_value`/`value`: a snapshot of the value; under a recording tape, a read
+    the tape sees (TF's ReadVariableOp is differentiable), so `tf.convert_to_tensor(v)`, `v.value()`
+    and `v.read_value()` pass gradients to `v`."""
+    if recording():
+        from layerflow._src.ops.array_ops import identity
+
+        return identity(self)
+    return _plain_read(self)
+
+
+register_operator("read_value", _read_value, Variable)
+register_operator("value", _read_value, Variable)
 register_operator("cpu", _cpu, Tensor)
 register_operator("gpu", _gpu, Tensor)
 register_operator("sparse_read", _sparse_read, Variable)
