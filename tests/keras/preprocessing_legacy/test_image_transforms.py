@@ -89,3 +89,15 @@ def test_smart_resize_and_image_utils(ref, img):
     assert image.img_to_array is tf.keras.utils.img_to_array
     assert image.array_to_img is tf.keras.utils.array_to_img
     assert image.load_img is tf.keras.utils.load_img and image.save_img is tf.keras.utils.save_img
+
+
+def test_missing_scipy_and_pillow_give_install_hints(monkeypatch, img):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    with pytest.raises(ImportError, match="pip install scipy"):
+        image.apply_affine_transform(img, theta=10, row_axis=0, col_axis=1, channel_axis=2)
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    monkeypatch.setitem(sys.modules, "PIL.Image", None)
+    with pytest.raises(ImportError, match="Pillow"):
+        image.apply_brightness_shift(img, 1.2)

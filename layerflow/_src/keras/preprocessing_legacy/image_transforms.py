@@ -1,7 +1,7 @@
 """Array-level image augmentation of `tf.keras.preprocessing.image`, as tf_keras 2.x.
 
 `apply_affine_transform` (and the `random_*` helpers built on it) resample with
-`scipy.ndimage.affine_transform`, so SciPy is needed for them (the `scipy` extra); brightness goes
+`scipy.ndimage.affine_transform`, so SciPy is needed for them (the `special` extra); brightness goes
 through Pillow's `ImageEnhance` (the `image` extra). Both are imported on first use.
 The random helpers draw from NumPy's global generator, like tf_keras's, so `np.random.seed`
 reproduces tf_keras's draws.
@@ -25,7 +25,7 @@ def _ndimage() -> Any:
         raise ImportError(
             "Image transformations (apply_affine_transform, random_rotation/shift/shear/zoom, "
             "ImageDataGenerator's geometric augmentation) require SciPy. Install it: "
-            "pip install scipy (or pip install 'layerflow[scipy]')."
+            "pip install scipy (or pip install 'layerflow[special]')."
         ) from None
     return ndimage
 
