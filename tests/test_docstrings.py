@@ -17,6 +17,7 @@ NEEDS = {
     "layerflow._src.summary.writer": "tensorboard",
     "layerflow._src.ops.image_codec_ops": "PIL",
     "layerflow._src.ops.image_encode_ops": "PIL",
+    "layerflow._src.keras.preprocessing_legacy.image_transforms": "scipy",
 }
 MODULES = sorted(
     ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")

@@ -6,6 +6,7 @@ _SUBMODULES = {
     "layers", "models", "initializers", "activations", "regularizers", "constraints", "losses",
     "optimizers", "metrics", "callbacks", "datasets", "utils", "backend", "saving",
     "mixed_precision",
+    "preprocessing",
 }  # fmt: skip
 
 _NAMES = {
