@@ -32,13 +32,22 @@ def _model():
 def test_the_tf_keras_example_trains_and_updates_the_vocabulary():
     model, layer = _model()
     cb = Callback(model.layers[0], interval=0.01)
+
+    def vocabulary():
+        return {v.decode() for v in layer.get_vocabulary().numpy()}
+
     with cb:
         assert cb.is_alive()
         history = model.fit(TRAIN, LABELS, epochs=20, batch_size=1, callbacks=[cb], verbose=0)
+        # The thread updates every 0.01 s; on a loaded machine fit may end before its first
+        # update, so give it (boundedly) the time to run once.
+        deadline = time.monotonic() + 20
+        while "j" not in vocabulary() and time.monotonic() < deadline:
+            time.sleep(0.01)
     assert not cb.is_alive()
     assert np.isfinite(history.history["loss"]).all()
     # "j" is in every row, so it is counted at every step and is the most frequent key.
-    assert "j" in {v.decode() for v in layer.get_vocabulary().numpy()}
+    assert "j" in vocabulary()
 
 
 def test_on_interval_resets_the_layers_optimizer_slots():
