@@ -21,7 +21,7 @@ def _pipelines():
 
 
 def _take(it, n):
-    return [next(it).numpy().tolist() for _ in range(n)]
+    return [tf.nest.map_structure(lambda t: t.numpy().tolist(), next(it)) for _ in range(n)]
 
 
 @pytest.mark.parametrize("name", sorted(_pipelines()))
@@ -209,3 +209,17 @@ def test_valid_state_bytes_restore():
     with pytest.raises(StopIteration):
         next(it)
     assert int(next(_restore_bytes({"produced": 6}))) == 6
+
+
+def test_zip_of_reshuffling_inputs(tmp_path):
+    a = tf.data.Dataset.range(10).shuffle(10, seed=1)
+    b = tf.data.Dataset.range(10).shuffle(10, seed=2)
+    ds = tf.data.Dataset.zip((a, b))
+    [x for x in ds]  # a first pass, so the pass counters are not at zero
+    it = iter(ds)
+    _take(it, 3)
+    path = tf.train.Checkpoint(iterator=it).save(str(tmp_path / "ck"))
+    rest = [[int(x), int(y)] for x, y in it]
+    fresh = iter(ds)
+    tf.train.Checkpoint(iterator=fresh).restore(path)
+    assert [[int(x), int(y)] for x, y in fresh] == rest

@@ -46,7 +46,8 @@ def pass_nodes(dataset: Any, dataset_type: type) -> list[Any]:
         for value in state.values():
             if isinstance(value, dataset_type):
                 children.append(value)
-            elif isinstance(value, list | tuple):
+            elif isinstance(value, list | tuple) and value and isinstance(value[0], dataset_type):
+                # lists of inputs (zip, concatenate); a source's list of elements is not walked
                 children += [v for v in value if isinstance(v, dataset_type)]
         stack.extend(reversed(children))
     return found
