@@ -18,11 +18,12 @@ from typing import Any
 import numpy as np
 
 from layerflow._src import backend
-from layerflow._src.data import fingerprint, iterator_spec, structure
+from layerflow._src.data import fingerprint, iterator_spec, iterator_state, structure
 from layerflow._src.data.dataset_methods import DatasetMethods, NumpyIterator
 from layerflow._src.data.plan import INFINITE, UNKNOWN, Plan
 from layerflow._src.framework import dtypes, errors
 from layerflow._src.framework.tensor import Tensor, TensorLike
+from layerflow._src.saving.python_state import PythonState
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = INFINITE
@@ -49,13 +50,21 @@ def _tracer() -> Any:
     return flags.tracer if flags.general else None
 
 
-class Iterator_:
-    """What `iter(dataset)` returns: a Python iterator with TF's `get_next()` and `element_spec`."""
+class Iterator_(PythonState):
+    """What `iter(dataset)` returns: a Python iterator with TF's `get_next()` and `element_spec`.
 
-    __slots__ = ("_dataset", "_it")
+    It is trackable: `tf.train.Checkpoint(iterator=it)` saves its position and a restore
+    puts it back (see `iterator_state.py` for what is stored and when it is exact).
+    """
+
+    __slots__ = ("_dataset", "_it", "_produced", "_nodes", "_passes_at_start", "_fp")
 
     def __init__(self, dataset: Dataset) -> None:
         self._dataset = dataset
+        self._nodes = iterator_state.pass_nodes(dataset, Dataset)
+        self._passes_at_start = [n._passes for n in self._nodes]
+        self._produced = 0
+        self._fp: int | None = None
         self._it = dataset._elements()
 
     def __iter__(self) -> Iterator_:
@@ -65,7 +74,9 @@ class Iterator_:
         tracer = _tracer()
         if tracer is not None:
             return self._traced_next(tracer, "IteratorGetNext")
-        return next(self._it)
+        element = next(self._it)
+        self._produced += 1
+        return element
 
     def get_next(self) -> Any:
         tracer = _tracer()
@@ -75,9 +86,29 @@ class Iterator_:
 
     def _get_next(self) -> Any:
         try:
-            return next(self._it)
+            element = next(self._it)
         except StopIteration:
             raise errors.OutOfRangeError(None, None, "End of sequence") from None
+        self._produced += 1
+        return element
+
+    # -- checkpointing (tf.train.experimental.PythonState) ------------------------------------
+
+    def _fingerprint(self) -> int:
+        if self._fp is None:  # hashing the sources is not free; the pipeline never changes
+            self._fp = fingerprint.fingerprint(self._dataset, Dataset)
+        return self._fp
+
+    def serialize(self) -> bytes:
+        return iterator_state.encode(self._fingerprint(), self._produced, self._passes_at_start)
+
+    def deserialize(self, string_value: bytes) -> None:
+        card = self._dataset._cardinality()
+        produced, passes = iterator_state.decode(
+            string_value, self._fingerprint(), card, len(self._nodes)
+        )
+        it = iterator_state.replay(self._dataset, self._nodes, passes, produced)
+        self._it, self._produced, self._passes_at_start = it, produced, passes
 
     def _traced_next(self, tracer: Any, name: str) -> Any:
         """Inside a `tf.function` trace: a step that takes the next element each time the

@@ -237,7 +237,8 @@ def _check_child(name: str, value: Any) -> None:
     if not isinstance(value, Trackable | Variable):
         raise ValueError(
             f"tf.train.Checkpoint: '{name}' must be a trackable object (a layer, model, "
-            f"optimizer, tf.Module, tf.Variable or Checkpoint), got {type(value).__name__}."
+            f"optimizer, tf.Module, tf.Variable, dataset iterator or Checkpoint), got "
+            f"{type(value).__name__}."
         )
 
 

@@ -304,12 +304,14 @@ def _load(
     # is read and assigned, so loading needs memory for one tensor, not for the whole file.
     reader.verify(needed)
     get = reader.get
-    for p, var, key in assign:
-        var._write(get(key))
-        status.loaded.append(p)
+    # Python states first: a state that rejects its saved value (a dataset iterator restored
+    # into another pipeline) raises before any variable has changed.
     for _, obj, key in states:
         python_state.decode(obj, get(key))
         status.loaded.append(key)
+    for p, var, key in assign:
+        var._write(get(key))
+        status.loaded.append(p)
     kept: dict[int, tuple[Any, _ByName]] = {}
     for owner, rel, full, key in deferred:
         values = kept.setdefault(id(owner), (owner, _ByName()))[1]
