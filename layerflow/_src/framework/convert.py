@@ -235,6 +235,12 @@ def _cast_checked(arr: np.ndarray, dtype: dtypes.DType, value: Any) -> np.ndarra
     dst = dtype.kind
     if src == dst == "f" or arr.dtype == dtype.np:
         return arr.astype(dtype.np, copy=False)
+    if dst == "q" and src in "iu":  # a quantized dtype: integers in its structured stand-in
+        base = dtype.np[0]
+        info = np.iinfo(base)
+        if arr.size and (arr.max() > info.max or arr.min() < info.min):
+            raise ValueError(f"{_short(value)} is out of range for dtype {dtype.name}.")
+        return arr.astype(base).view(dtype.np)
     widening = {"b": "biufc", "i": "iufc", "u": "iufc", "f": "fc", "c": "c", "O": "O"}
     if dst not in widening.get(src, ""):
         raise TypeError(

@@ -260,10 +260,15 @@ def bfloat16_dtype() -> DType:
 
 
 class _OpaqueDType(DType):
-    """A dtype TF defines that carries no arithmetic here: the quantized dtypes (qint8, ...)
-    and the handle dtypes (resource, variant). They can be named, compared, converted with
-    `tf.as_dtype` and asked `as_datatype_enum`/`is_quantized`/`size`, but no tensor or
-    variable of them can be made: every op needs `dtype.np`, which raises and says why."""
+    """A dtype TF defines that carries no arithmetic: the quantized dtypes (qint8, ...) and the
+    handle dtypes (resource, variant). They can be named, compared, converted with
+    `tf.as_dtype` and asked `as_datatype_enum`/`is_quantized`/`size`.
+
+    A quantized tensor holds its integers in TF's NumPy stand-in, a one-field structured
+    array (`[("qint8", "i1")]`), so that shape ops (reshape, concat, slicing, tf.cast) keep or
+    convert it and arithmetic refuses it, as in TF; `numpy()` gives the plain integers. The
+    tf.quantization ops make and read them. No tensor of a handle dtype can be made: every op
+    needs `dtype.np`, which raises and says why."""
 
     __slots__ = ("_size", "_numpy")
 
@@ -278,17 +283,11 @@ class _OpaqueDType(DType):
     @property
     def np(self) -> Any:  # type: ignore[override]
         if self.is_quantized:
-            why = (
-                "a quantized dtype: no op here computes with quantized values, so tensors and "
-                "variables of it cannot be made. Keep the integer values in tf.int8/uint8/"
-                "int16/uint16/int32 with their scale and zero point"
-            )
-        else:
-            why = (
-                "a handle dtype of TF's runtime (resource handles, variants): it holds no "
-                "numbers, so tensors and variables of it cannot be made"
-            )
-        raise TypeError(f"tf.{self.name} is {why}.")
+            return np.dtype(self._numpy)
+        raise TypeError(
+            f"tf.{self.name} is a handle dtype of TF's runtime (resource handles, variants): it "
+            "holds no numbers, so tensors and variables of it cannot be made."
+        )
 
     @property
     def as_numpy_dtype(self) -> Any:

@@ -15,12 +15,19 @@ from layerflow._src.framework import dtypes
 from layerflow._src.framework.tensor_shape import TensorShape
 
 
+def plain(array: np.ndarray) -> np.ndarray:
+    """The integers of a quantized tensor's one-field structured array (a view); any other
+    array as it is. TF shows and hands out a qint8 tensor's values as int8."""
+    return array.view(array.dtype[0]) if array.dtype.names else array
+
+
 def numpy_text(array: np.ndarray, is_repr: bool = False) -> str:
     """The `numpy=` part of TF's repr: `2.5` for a scalar, `array([...], dtype=...)` otherwise.
 
     A scalar's repr is the Python value's (`numpy=6.0`, `numpy=0.10000000149011612` for a
     float32 0.1, `numpy=b'a'`), its str NumPy's short form (`0.1`), as in TF.
     """
+    array = plain(array)
     if array.ndim == 0:
         return repr(array.item()) if is_repr else np.array2string(array)
     text = repr(array) if is_repr else str(array)
@@ -87,7 +94,7 @@ class TensorLike(ShapedValue):
     def numpy(self) -> Any:
         """A NumPy copy of the value (a NumPy scalar for a rank-0 tensor, as in TF)."""
         out = backend.to_host(self._data)
-        out = out.copy() if out is self._data else out
+        out = plain(out.copy() if out is self._data else out)
         return out[()] if out.ndim == 0 else out
 
     # A Variable's buffer changes in place on assign, so NumPy never gets to share it.
@@ -101,8 +108,9 @@ class TensorLike(ShapedValue):
         >>> np.asarray(tf.constant([1, 2])).flags.writeable
         False
         """
-        host = backend.to_host(self._data)
-        fresh = host is not self._data  # already a device-to-host copy
+        raw = backend.to_host(self._data)
+        fresh = raw is not self._data  # already a device-to-host copy
+        host = plain(raw)
         convert = dtype is not None and host.dtype != dtype
         if copy is False and (convert or not (fresh or self._shares_buffer)):
             raise ValueError(
@@ -135,7 +143,7 @@ class TensorLike(ShapedValue):
                 f"{what} of a tensor needs exactly one element, but this one has shape "
                 f"{self.shape}. Reduce it first, e.g. tf.reduce_sum(x) or tf.reduce_any(x)."
             )
-        return backend.to_host(self._data).reshape(()).item()
+        return plain(backend.to_host(self._data)).reshape(()).item()
 
     def __bool__(self) -> bool:
         return bool(self._scalar("bool()"))
