@@ -310,6 +310,7 @@ _LAZY = {
     "types": "layerflow.types",
     "audio": "layerflow.audio",
     "test": "layerflow.test",
+    "quantization": "layerflow.quantization",
 }
 
 

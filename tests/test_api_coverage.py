@@ -29,8 +29,16 @@ ABSENT_LATER = {
     "tf.experimental.StructuredTensor",  # not done
     "tf.keras.export",  # SavedModel export: not done
     "tf.keras.export.ExportArchive",
+    # TF's SavedModel graph quantizer (MLIR passes and calibration on TF's runtime)
+    "tf.quantization.experimental",
+    "tf.quantization.experimental.QuantizationComponentSpec",
+    "tf.quantization.experimental.QuantizationMethod",
+    "tf.quantization.experimental.QuantizationOptions",
+    "tf.quantization.experimental.TfRecordRepresentativeDatasetSaver",
+    "tf.quantization.experimental.UnitWiseQuantizationSpec",
+    "tf.quantization.experimental.quantize_saved_model",
 }
-NOT_DONE_PREFIXES = ("tf.keras.applications", "tf.quantization")  # not done
+NOT_DONE_PREFIXES = ("tf.keras.applications",)  # not done
 
 
 def _rows():

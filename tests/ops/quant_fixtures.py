@@ -1,0 +1,67 @@
+"""Loading tests/ops/fixtures/quantization.json (TF 2.21's values, made by
+make_quantization_fixtures.py) for the tf.quantization tests."""
+
+import json
+import pathlib
+
+import numpy as np
+
+DATA = json.loads((pathlib.Path(__file__).parent / "fixtures" / "quantization.json").read_text())
+QX = np.array(
+    [
+        -2.0,
+        -1.5,
+        -1.0,
+        -0.75,
+        -0.5,
+        -0.3,
+        0.0,
+        0.1,
+        0.2,
+        0.25,
+        0.5,
+        0.75,
+        1.0,
+        1.25,
+        2.0,
+        3.0,
+        1 / 3,
+        -1 / 3,
+        0.999,
+        -1.001,
+    ],
+    np.float32,
+)
+
+
+def arr(rec):
+    """A fixture array: {"dtype", "shape", "values"} as NumPy."""
+    return np.array(rec["values"], dtype=rec["dtype"]).reshape(rec["shape"])
+
+
+def label(case):
+    """A short test id from a fixture case's settings."""
+    keys = (
+        "T",
+        "mode",
+        "round_mode",
+        "narrow_range",
+        "axis",
+        "min_range",
+        "max_range",
+        "min",
+        "max",
+        "num_bits",
+        "signed_input",
+        "range_given",
+        "input_min",
+        "input_max",
+        "dtype",
+    )
+    return "-".join(str(case[k]) for k in keys if k in case and not isinstance(case[k], dict))
+
+
+def tf_error(key):
+    """The class name and message TF raised for the error case `key`."""
+    rec = DATA["errors"][key]
+    return rec["error"], rec.get("message", "")
