@@ -27,7 +27,7 @@ ABSENT_LATER = {
     "tf.test.assert_equal_graph_def",  # no GraphDefs
     "tf.test.create_local_cluster",  # no gRPC servers
     "tf.experimental.StructuredTensor",  # not done
-    "tf.keras.export",  # SavedModel export: not done
+    "tf.keras.export",  # writes TF SavedModels: no TF graph runtime
     "tf.keras.export.ExportArchive",
     # TF's SavedModel graph quantizer (MLIR passes and calibration on TF's runtime)
     "tf.quantization.experimental",
@@ -85,3 +85,15 @@ def test_every_listed_name_resolves(scope):
             done_now.append(name)
     assert not missing, f"{len(missing)} covered names no longer resolve: {missing[:20]}"
     assert not done_now, f"now provided, remove from the absent list: {done_now}"
+
+
+@pytest.mark.parametrize(
+    "name, why",
+    [
+        ("tf.quantization.experimental", "MLIR quantization passes"),
+        ("tf.keras.export", "no TF graph runtime"),
+    ],
+)
+def test_absent_namespaces_say_why(name, why):
+    with pytest.raises(AttributeError, match=why):
+        _resolve(name)

@@ -147,3 +147,14 @@ def test_quantized_tensors_behave_as_tf_s():
         tf.constant([300], D.qint8)
     view = np.asarray(q)
     assert view.dtype == np.int8 and not view.flags.writeable  # a read-only view, as ints
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda q: q + q, lambda q: q * 2, lambda q: tf.reduce_sum(q), lambda q: tf.abs(q)],
+    ids=["add", "multiply", "reduce_sum", "abs"],
+)
+def test_no_arithmetic_on_quantized_tensors_as_tf(fn):
+    # TF: "Value for attr 'T' of qint8 is not in the list of allowed values".
+    with pytest.raises(tf.errors.InvalidArgumentError, match="quantized dtype qint8.*dequantize"):
+        fn(tf.constant([1, 2], D.qint8))

@@ -192,6 +192,16 @@ def _dtype_error(prim: Primitive, a: Any, b: Any) -> errors.InvalidArgumentError
 
 def _shape_error(prim: Primitive, err: Exception, arrays: Any) -> errors.OpError:
     if isinstance(err, TypeError):
+        quantized = [a.dtype for a in arrays if getattr(getattr(a, "dtype", None), "names", None)]
+        if quantized:  # TF has no arithmetic kernels for qint8, quint8, ...
+            name = dtypes.from_numpy(quantized[0]).name
+            return errors.InvalidArgumentError(
+                None,
+                prim.name,
+                f"{prim.name} is not defined for the quantized dtype {name}. Convert it first: "
+                "tf.quantization.dequantize(x, min_range, max_range), or tf.cast(x, tf.int32) "
+                "for its integers.",
+            )
         # NumPy's TypeError from an object (string) array: TF's "not in the list of allowed
         # values"; any other TypeError is a bug and propagates unchanged.
         if not any(getattr(getattr(a, "dtype", None), "kind", "") == "O" for a in arrays):
