@@ -207,3 +207,24 @@ def test_fake_quant_refuses_float64_as_tf():
     assert tf_error("args_float64")[0] == "ValueError"  # TF: conversion to float32 refused
     with pytest.raises(tf.errors.InvalidArgumentError, match="float32"):
         Q.fake_quant_with_min_max_args(tf.constant([0.5], tf.float64))
+
+
+def test_quantization_aware_training_pattern():
+    # Variables as the learned range, in a functional model and under tf.function.
+    lo, hi = tf.Variable(-1.0), tf.Variable(1.0)
+    x = tf.constant([-2.0, 0.3, 0.9, 3.0])
+    with tf.GradientTape() as tape:
+        total = tf.reduce_sum(Q.fake_quant_with_min_max_vars(x, lo, hi))
+    assert [float(g) for g in tape.gradient(total, [lo, hi])] == [1.0, 1.0]
+    inp = tf.keras.Input((3,))
+    out = Q.quantize_and_dequantize_v2(
+        Q.fake_quant_with_min_max_args(inp, -1.0, 1.0), -1.0, 1.0, range_given=True
+    )
+    model = tf.keras.Model(inp, out)
+    data = np.array([[0.3, -2.0, 0.5]], np.float32)
+    eager = Q.quantize_and_dequantize_v2(
+        Q.fake_quant_with_min_max_args(data, -1.0, 1.0), -1.0, 1.0, range_given=True
+    )
+    np.testing.assert_array_equal(model(data).numpy(), eager.numpy())
+    traced = tf.function(lambda a: Q.fake_quant_with_min_max_vars(a, lo, hi))
+    np.testing.assert_array_equal(traced(x).numpy(), Q.fake_quant_with_min_max_vars(x, lo, hi))
