@@ -1,0 +1,26 @@
+"""`tf.keras.applications`: re-exports only (implementation in
+`layerflow._src.keras.applications`). Families and constructors load on first use."""
+
+import importlib
+
+# Submodule -> the constructors it exports at the package level (one line per family).
+_FAMILIES = {
+    "imagenet_utils": (),
+}
+
+
+def __getattr__(name):  # noqa: ANN001, ANN202 - module hook
+    if name in _FAMILIES:
+        module = importlib.import_module(f"layerflow.keras.applications.{name}")
+        globals()[name] = module
+        return module
+    for family, constructors in _FAMILIES.items():
+        if name in constructors:
+            value = getattr(importlib.import_module(f"layerflow.keras.applications.{family}"), name)
+            globals()[name] = value
+            return value
+    raise AttributeError(f"module 'layerflow.keras.applications' has no attribute {name!r}")
+
+
+def __dir__():  # noqa: ANN202
+    return sorted({*globals(), *_FAMILIES, *(c for cs in _FAMILIES.values() for c in cs)})
