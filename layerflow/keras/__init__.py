@@ -7,6 +7,7 @@ _SUBMODULES = {
     "optimizers", "metrics", "callbacks", "datasets", "utils", "backend", "saving",
     "mixed_precision",
     "preprocessing",
+    "applications",
 }  # fmt: skip
 
 _NAMES = {

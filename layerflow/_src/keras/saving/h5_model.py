@@ -185,6 +185,23 @@ def load_model(filepath: Any, custom_objects: dict | None = None, compile: bool 
     return model
 
 
+def is_legacy_weights_file(filepath: Any) -> bool:
+    """Whether `filepath` is Keras 2's weights-only HDF5 file (`layer_names` on its root)."""
+    with h5_weights._open(os.fspath(filepath)) as f:
+        return "layer_names" in f.attrs
+
+
+def load_legacy_weights(model: Any, filepath: Any) -> None:
+    """Load Keras 2's weights-only HDF5 file (tf_keras `save_weights("w.h5")`, and the
+    pretrained `tf.keras.applications` files) into `model`, layer by layer in order, as Keras 2
+    does; everything is validated first and nothing is assigned on any mismatch."""
+    h5py = h5_weights._h5py()
+    path = os.fspath(filepath)
+    with h5_weights._open(path) as f:
+        entries = dict(h5_weights._walk(f, path, h5py))  # refuses links and outside storage
+        _load_weights(f, model, path, entries, f.id.get_filesize(), h5py)
+
+
 def _builtin_optimizer(config: Any) -> Any:
     """tf_keras writes its Keras 2 optimizers as "Custom>Adam" in HDF5 files: read those as
     the built-in optimizer unless the name was registered as a custom object here."""

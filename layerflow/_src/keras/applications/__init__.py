@@ -1,0 +1,1 @@
+"""`tf.keras.applications`: the Keras image models (implementation; one module per family)."""
