@@ -297,6 +297,7 @@ class DepthwiseConv2D(_Conv):
     """
 
     rank = 2
+    _kernel_name = "depthwise_kernel"  # tf_keras's weight name
 
     def __init__(
         self,
