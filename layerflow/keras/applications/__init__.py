@@ -6,6 +6,19 @@ import importlib
 # Submodule -> the constructors it exports at the package level (one line per family).
 _FAMILIES = {
     "imagenet_utils": (),
+    "densenet": ("DenseNet121", "DenseNet169", "DenseNet201"),
+    "inception_resnet_v2": ("InceptionResNetV2",),
+    "inception_v3": ("InceptionV3",),
+    "mobilenet": ("MobileNet",),
+    "mobilenet_v2": ("MobileNetV2",),
+    "mobilenet_v3": ("MobileNetV3Large", "MobileNetV3Small"),
+    "nasnet": ("NASNetLarge", "NASNetMobile"),
+    "resnet": ("ResNet101", "ResNet152", "ResNet50"),
+    "resnet50": (),
+    "resnet_v2": ("ResNet101V2", "ResNet152V2", "ResNet50V2"),
+    "vgg16": ("VGG16",),
+    "vgg19": ("VGG19",),
+    "xception": ("Xception",),
 }
 
 

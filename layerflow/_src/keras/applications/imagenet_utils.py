@@ -21,16 +21,25 @@ from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.keras import activations
 from layerflow._src.keras.datasets import keras_cache
 from layerflow._src.keras.engine import backend_config
+from layerflow._src.keras.engine.input_layer import Input
+from layerflow._src.keras.engine.keras_tensor import KerasTensor
+from layerflow._src.keras.layers import pooling as pooling_layers
 from layerflow._src.keras.saving import h5_model
 from layerflow._src.keras.utils.data_utils import get_file
+from layerflow._src.keras.utils.layer_utils import get_source_inputs
 from layerflow._src.ops.array_ops import constant
 
 __all__ = [
+    "channel_axis",
     "correct_pad",
+    "image_input",
     "decode_predictions",
     "load_model_weights",
     "obtain_input_shape",
+    "pool_features",
+    "prepare_input",
     "preprocess_input",
+    "source_inputs",
     "validate_activation",
     "validate_weights",
     "weights_file",
@@ -353,3 +362,55 @@ def load_model_weights(
             h5_model.load_legacy_weights(model, path)
             return
     model.load_weights(path)
+
+
+def image_input(input_tensor: Any, input_shape: tuple) -> Any:
+    """The model's image input: `input_tensor` when it is already a Keras tensor, else an
+    `Input` of `input_shape` (wrapping `input_tensor` when one is given)."""
+    if input_tensor is None:
+        return Input(shape=input_shape)
+    if not isinstance(input_tensor, KerasTensor):
+        return Input(tensor=input_tensor, shape=input_shape)
+    return input_tensor
+
+
+def source_inputs(input_tensor: Any, img_input: Any) -> Any:
+    """The inputs the model is built on: those `input_tensor` comes from, when given."""
+    return img_input if input_tensor is None else get_source_inputs(input_tensor)
+
+
+def pool_features(x: Any, pooling: Any, avg_name: str | None = None,
+                  max_name: str | None = None) -> Any:  # fmt: skip
+    """The feature-extractor head: `pooling` "avg" or "max" pools globally, None keeps x."""
+    if pooling == "avg":
+        return pooling_layers.GlobalAveragePooling2D(name=avg_name)(x)
+    if pooling == "max":
+        return pooling_layers.GlobalMaxPooling2D(name=max_name)(x)
+    return x
+
+
+def channel_axis() -> int:
+    """The channel axis of image batches under the current `image_data_format`."""
+    return 3 if backend_config.image_data_format() == "channels_last" else 1
+
+
+def prepare_input(
+    weights: Any,
+    include_top: bool,
+    classes: int,
+    input_tensor: Any,
+    input_shape: Any,
+    default_size: int,
+    min_size: int,
+) -> Any:
+    """Validate `weights`/`classes` and the input shape; return the model's image input."""
+    validate_weights(weights, include_top, classes)
+    input_shape = obtain_input_shape(
+        input_shape,
+        default_size=default_size,
+        min_size=min_size,
+        data_format=backend_config.image_data_format(),
+        require_flatten=include_top,
+        weights=weights,
+    )
+    return image_input(input_tensor, input_shape)

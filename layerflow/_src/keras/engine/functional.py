@@ -81,19 +81,70 @@ def init_graph(model: Any, inputs: Any, outputs: Any) -> None:
 
 
 def graph_layers(model: Any) -> list[Any]:
-    """Input layers first (in input order), then every other layer in call order, each once."""
-    out: list[Any] = []
-    seen: set[int] = set()
-    for t in nest.flatten(model._graph_inputs):
+    """The model's layers in tf_keras's order (`functional._map_graph_network`): by depth (the
+    longest path to an output) from the inputs' end, ties by first visit of a depth-first walk
+    from the outputs. Keras 2 HDF5 weights files are read layer by layer in this order, so it
+    must match for files such as the pretrained `tf.keras.applications` weights to load."""
+    flat_in = nest.flatten(model._graph_inputs)
+    boundary = {id(t) for t in flat_in}
+    index: dict[int, int] = {}  # id(layer) -> first visit
+    layers: dict[int, Any] = {}
+    post: list[tuple[Any, list[Any]]] = []  # (node key, parent keys), inputs before users
+    keys: dict[int, Any] = {}
+    done: set[Any] = set()
+
+    def key_of(t: KerasTensor) -> Any:
+        return ("input", id(t)) if id(t) in boundary else id(t.node)
+
+    def visit(layer: Any) -> None:
+        if layer is not None and id(layer) not in index:
+            index[id(layer)] = len(index)
+            layers[id(layer)] = layer
+
+    stack: list[tuple[KerasTensor, bool]] = [
+        (t, False) for t in reversed(nest.flatten(model._graph_outputs))
+    ]
+    while stack:
+        tensor, expanded = stack.pop()
+        key = key_of(tensor)
+        if key in done:
+            continue
+        if id(tensor) in boundary:
+            layer = tensor._keras_history[0] if tensor._keras_history else None
+            visit(layer)
+            done.add(key)
+            keys[key] = layer
+            post.append((key, []))
+            continue
+        node = tensor.node
+        if expanded:
+            done.add(key)
+            keys[key] = node.layer
+            post.append((key, [key_of(p) for p in node.input_tensors]))
+            continue
+        visit(node.layer)
+        stack.append((tensor, True))
+        for parent in reversed(node.input_tensors):
+            stack.append((parent, False))
+    node_depth: dict[Any, int] = {}
+    layer_depth: dict[int, int] = {}
+    for key, parents in reversed(post):
+        layer = keys[key]
+        depth = node_depth.setdefault(key, 0)
+        if layer is not None:
+            depth = max(depth, layer_depth.get(id(layer), 0))
+            layer_depth[id(layer)] = depth
+        node_depth[key] = depth
+        for parent in parents:
+            node_depth[parent] = max(depth + 1, node_depth.get(parent, 0))
+    for t in flat_in:  # inputs no output depends on come last, as in tf_keras
         layer = t._keras_history[0] if t._keras_history else None
-        if layer is not None and id(layer) not in seen:
-            seen.add(id(layer))
-            out.append(layer)
-    for node in model._graph_nodes:
-        if id(node.layer) not in seen:
-            seen.add(id(node.layer))
-            out.append(node.layer)
-    return out
+        if layer is not None and id(layer) not in layer_depth:
+            layers[id(layer)] = layer
+            layer_depth[id(layer)] = 0
+            index[id(layer)] = -1
+    ordered = sorted(layer_depth, key=lambda lid: (-layer_depth[lid], index[lid]))
+    return [layers[lid] for lid in ordered]
 
 
 def _bind_inputs(model: Any, inputs: Any) -> list[Any]:
@@ -182,7 +233,7 @@ class TFOpLambda(Layer):
     >>> model(tf.ones((1, 3))).numpy().tolist()
     [[1.0, 1.0, 1.0]]
     >>> [layer.name for layer in model.layers[1:]]
-    ['tf.__operators__.mul', 'tf.__operators__.sub', 'tf.nn.relu']
+    ['tf.math.multiply', 'tf.math.subtract', 'tf.nn.relu']
     """
 
     # The op's own keyword arguments travel in **kwargs; `training` is not one of them (as in
@@ -190,7 +241,11 @@ class TFOpLambda(Layer):
     _kwargs_take_training = False
 
     def __init__(self, fn: Callable[..., Any], symbol: str, **kwargs: Any) -> None:
-        kwargs.setdefault("name", naming.unique_name(f"tf.__operators__.{symbol}"))
+        # Named as tf_keras names them: "tf.math.multiply" for `*`, "tf.__operators__.add"
+        kwargs.setdefault(
+            "name",
+            naming.unique_name("tf." + _TF_OPERATOR_NAMES.get(symbol, f"__operators__.{symbol}")),
+        )
         super().__init__(autocast=False, **kwargs)
         self.fn = fn
         self.symbol = symbol
