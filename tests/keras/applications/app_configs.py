@@ -46,6 +46,21 @@ CONFIGS = {
 BIG = {"resnet152_notop", "resnet152v2_notop_max", "nasnet_large_notop", "densenet201_notop_avg",
        "inception_resnet_v2_notop_avg", "resnet101_notop_avg", "resnet101v2_notop"}  # fmt: skip
 
+# Configs whose fixture keeps only a digest of the layer list (the fixture stays small); the
+# others keep the whole list (name, class, weight shapes of every layer).
+DIGEST_ONLY = BIG | {"resnet50_notop_none", "densenet169_notop", "mobilenet_v2_notop",
+                     "mobilenet_v3_small_notop_avg"}  # fmt: skip
+
+
+def layers_digest(layers):
+    """sha256 of the canonical JSON of [[name, class, [weight shapes]], ...]."""
+    import hashlib
+    import json
+
+    text = json.dumps(layers, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 FORWARD = {
     "mobilenet": ("MobileNet", {"input_shape": (32, 32, 3), "alpha": 0.1, "classes": 3}),
     "mobilenet_v3_small": (

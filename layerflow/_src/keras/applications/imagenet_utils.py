@@ -331,11 +331,16 @@ def weights_file(fname: str, origin: str, file_hash: str | None, what: str = "")
         return get_file(fname, origin, cache_subdir="models", file_hash=file_hash)
     except (OSError, ValueError) as e:
         target = os.path.join(keras_cache.homes()[0], "models", fname)
+        state = (
+            f"'{fname}' is in the Keras cache but its hash is not the published {file_hash}"
+            if any(os.path.exists(os.path.join(h, "models", fname)) for h in keras_cache.homes())
+            else f"'{fname}' is not in the Keras cache"
+        )
         raise FileNotFoundError(
-            f"Could not get {what or 'the pretrained weights'}: '{fname}' is not in the Keras "
-            f"cache and downloading it from {origin} failed ({e}). To fix: download that URL "
-            f"on a machine with network access and copy the file to '{target}', or pass the "
-            "path of a local copy (weights='/path/to/file.h5')."
+            f"Could not get {what or 'the pretrained weights'}: {state}, and downloading it "
+            f"from {origin} failed ({e}). To fix: download that URL on a machine with network "
+            f"access and copy the file to '{target}', or pass the path of a local copy "
+            "(weights='/path/to/file.h5')."
         ) from None
 
 
