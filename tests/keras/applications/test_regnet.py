@@ -106,3 +106,15 @@ def test_submodule_names():
     assert len([n for n in dir(A.regnet) if n.startswith("RegNet")]) == 24
     x = np.ones((1, 2, 2, 3))
     assert A.regnet.preprocess_input(x) is x
+
+
+def test_z_blocks_build_and_run():
+    # tf_keras's ZBlock never applies its squeeze-and-excite and cannot build; ours does
+    tf.keras.backend.clear_session()
+    model = regnet.RegNet([1, 2, 1, 1], [8, 16, 24, 32], 8, "Z", 32, model_name="z",
+                          weights=None, input_shape=(32, 32, 3), classes=3)  # fmt: skip
+    names = [layer.name for layer in model.layers]
+    assert "z_Stage_1_ZBlock_1_squeeze_and_excite_gap" in names
+    assert "z_Stage_1_ZBlock_1_skip_1x1" not in names  # Z blocks have no projection shortcut
+    y = model(np.ones((2, 32, 32, 3), "float32"))
+    assert y.shape == (2, 3) and np.isfinite(y.numpy()).all()
