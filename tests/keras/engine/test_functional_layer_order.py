@@ -37,6 +37,7 @@ def test_residual_branch_order_matches_tf_keras():
 
 
 def test_operator_layers_are_named_as_in_tf_keras():
+    tf.keras.backend.clear_session()  # unnamed layers are numbered from 0
     x = tf.keras.Input((3,))
     outputs = [x * 2 - 1, x + 1, x / 2, -x, x**2, 2 * x, 1 - x, x[:, 0], x < 1, tf.nn.relu(x)]
     model = tf.keras.Model(x, outputs)
