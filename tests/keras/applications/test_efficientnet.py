@@ -126,3 +126,10 @@ def test_submodule_names():
     assert A.efficientnet.preprocess_input(x) is x  # preprocessing lives inside the model
     with pytest.raises(ValueError, match="shape"):
         A.efficientnet.decode_predictions(np.zeros((1, 10)))
+
+
+def test_depthwise_kernel_is_named_as_in_tf_keras():
+    layer = tf.keras.layers.DepthwiseConv2D(3, name="dw")
+    layer(tf.ones((1, 5, 5, 2)))
+    assert [w.name for w in layer.weights] == ["dw/depthwise_kernel:0", "dw/bias:0"]
+    assert layer.depthwise_kernel is layer.kernel
