@@ -37,3 +37,9 @@ def __getattr__(name):  # noqa: ANN001, ANN202 - module hook
 
 def __dir__():  # noqa: ANN202
     return sorted({*globals(), *_FAMILIES, *(c for cs in _FAMILIES.values() for c in cs)})
+
+
+# --- modern families (h-apps2): EfficientNet(V2), ConvNeXt, RegNet, ResNet-RS ---
+from layerflow.keras.applications._modern import FAMILIES as _MODERN  # noqa: E402
+
+_FAMILIES.update(_MODERN)

@@ -87,6 +87,15 @@ def test_groups_must_divide_filters_and_input_channels():
         layer(tf.ones((1, 5, 5, 3)))
     assert not layer.built and layer.weights == []
     with pytest.raises(ValueError, match="groups"):
-        tf.keras.layers.Conv2D(4, 3, groups=0)
+        tf.keras.layers.Conv2D(4, 3, groups=-1)
     with pytest.raises(ValueError, match="groups"):
         tf.keras.layers.Conv2D(4, 3, groups=1.5)
+
+
+def test_groups_zero_or_none_is_one_group_as_in_tf_keras():
+    # tf_keras stores `groups or 1`; RegNetX080 (group width 120 > 80 filters) depends on it.
+    for groups in (0, None):
+        layer = tf.keras.layers.Conv2D(4, 3, groups=groups)
+        assert layer.groups == 1
+        assert layer(tf.ones((1, 5, 5, 3))).shape == (1, 3, 3, 4)
+        assert tuple(layer.kernel.shape) == (3, 3, 3, 4)

@@ -86,7 +86,8 @@ class _Conv(Layer):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         owner = f"{type(self).__name__} '{self.name}'"
         self.filters = filters = check_count(filters, "filters", owner)
-        groups = check_count(groups, "groups", owner)
+        # tf_keras takes `groups or 1`: None and 0 mean one group (RegNetX080 relies on it)
+        groups = check_count(1 if groups is None or groups == 0 else groups, "groups", owner)
         if filters % groups:
             raise ValueError(
                 f"{owner}: the number of filters ({filters}) must be divisible by the number of "
@@ -297,6 +298,7 @@ class DepthwiseConv2D(_Conv):
     """
 
     rank = 2
+    _kernel_name = "depthwise_kernel"  # tf_keras's weight name
 
     def __init__(
         self,
