@@ -38,7 +38,6 @@ ABSENT_LATER = {
     "tf.quantization.experimental.UnitWiseQuantizationSpec",
     "tf.quantization.experimental.quantize_saved_model",
 }
-NOT_DONE_PREFIXES = ("tf.keras.applications",)  # not done
 
 
 def _rows():
@@ -75,9 +74,7 @@ def test_every_listed_name_resolves(scope):
     for name, kind, row_scope in _rows():
         if row_scope != scope:
             continue
-        expected_absent = name in absent or (
-            scope == "later" and name.startswith(NOT_DONE_PREFIXES)
-        )
+        expected_absent = name in absent
         ok = _resolves(name, kind)
         if not ok and not expected_absent:
             missing.append(name)
