@@ -37,14 +37,17 @@ def _lowest(dtype: Any) -> Any:
 def _empty_like_layout(xp: Any, x: Any, shape: tuple, dtype: Any, fill: Any = None) -> Any:
     """An NHWC array of `shape` laid out as `x` is: channels-first behind a view when `x` is
     such a view, else C-contiguous NHWC."""
-    if _cf_layout(x):
-        n, h, w, c = shape
-        a = xp.empty((c, n, h, w), dtype=dtype).transpose(1, 2, 3, 0)
-    else:
-        a = xp.empty(shape, dtype=dtype)
+    a = _alloc_layout(xp, _cf_layout(x), shape, dtype)
     if fill is not None:
         a[...] = fill
     return a
+
+
+def _alloc_layout(xp: Any, cf: bool, shape: tuple, dtype: Any) -> Any:
+    if cf:
+        n, h, w, c = shape
+        return xp.empty((c, n, h, w), dtype=dtype).transpose(1, 2, 3, 0)
+    return xp.empty(shape, dtype=dtype)
 
 
 def _in_layout_of(xp: Any, a: Any, like: Any) -> Any:
@@ -106,7 +109,7 @@ def _arg_dtype(n_taps: int) -> Any:
     return np.uint8 if n_taps < 255 else np.uint16 if n_taps < 65535 else np.uint32
 
 
-def _max_and_arg(xp: Any, x: Any, ksize: tuple, geo: Any, keep_arg: bool) -> tuple[Any, Any]:
+def _tap_max_and_arg(xp: Any, x: Any, ksize: tuple, geo: Any, keep_arg: bool) -> tuple[Any, Any]:
     """(y, arg): each window's maximum and, with `keep_arg`, the number (in `_taps` order) of
     the first tap holding it (TF's rule for ties), in the output's layout; else arg is None."""
     shape = (x.shape[0], *geo[0], x.shape[3])
@@ -139,6 +142,255 @@ def _max_and_arg(xp: Any, x: Any, ksize: tuple, geo: Any, keep_arg: bool) -> tup
     return y, arg
 
 
+# --- max pooling by separable passes over phase frames --------------------------------------------
+
+# The max of a KH x KW window is the max over KH rows of each row's max over KW columns (a row
+# pass, then a column pass: KH + KW taps instead of KH * KW). Keeping, in each pass, the first
+# tap that holds the maximum (a later tap wins only when strictly greater) picks the first row
+# holding the window's maximum and the first column of that row that holds it: the first tap in
+# row-major window order, TF's rule for ties.
+#
+# Both passes run on flat, contiguous arrays, so that every tap is ONE 1-D slice of a whole
+# block of planes (an image's channel when x is channels-first, an image of C-vectors when it
+# is NHWC): measured on one core, a maximum over taps that are rows of 5 values (GoogLeNet's
+# 6x6 inputs) runs 15 times slower than over one flat slice, over every other value of a row
+# (stride 2) 16 times slower. The input is therefore first copied into "phase frames", one per
+# (row mod SH, column mod SW): frame (r, s) holds rows a * SH + r and columns b * SW + s of the
+# padded input (its padding the dtype's lowest value), OHF x OWF of them per plane, where
+# OHF = OH + (KH - 1) // SH and OWF likewise. Tap j of the row pass is then frame (r, j % SW)
+# shifted by j // SW positions, and tap i of the column pass is the row pass's result for
+# rows of phase i % SH shifted by i // SH rows: each output's window, in flat positions that
+# also cover its own row's and plane's end, where the extra OHF - OH rows and OWF - OW columns
+# of results are dropped.
+
+
+class _Frame:
+    """The separable passes' geometry for an input of NHWC `shape`: planes of H x W x U
+    values, U = 1 (channels-first: planes = C * N) or C (NHWC: planes = N); phase frames of
+    `per` values per plane; `rs` x `cs` of them read (phases past the window are never)."""
+
+    __slots__ = ("cf", "planes", "h", "w", "u", "kh", "kw", "sh", "sw", "top", "left",
+                 "oh", "ow", "ohf", "owf", "per", "rs", "cs", "fslack", "rslack")  # fmt: skip
+
+    def __init__(self, shape: tuple, ksize: tuple, geo: Any, cf: bool) -> None:
+        n, self.h, self.w, c = shape
+        (self.oh, self.ow), ((self.top, _), (self.left, _)), (self.sh, self.sw), _ = geo
+        self.kh, self.kw = ksize
+        self.cf = cf
+        self.planes, self.u = (c * n, 1) if cf else (n, c)
+        self.ohf = self.oh + (self.kh - 1) // self.sh
+        self.owf = self.ow + (self.kw - 1) // self.sw
+        self.per = self.ohf * self.owf * self.u
+        self.rs, self.cs = min(self.sh, self.kh), min(self.sw, self.kw)
+        # How far past a block's end the row and column taps read (filled, never kept).
+        self.fslack = (self.kw - 1) // self.sw * self.u
+        self.rslack = (self.kh - 1) // self.sh * self.owf * self.u
+
+    def blocks(self, itemsize: int) -> list[tuple[int, int]]:
+        """Blocks of planes whose frames and passes take about POOL_BLOCK_BYTES."""
+        per = self.per * (self.rs * self.cs * itemsize + (self.rs + 1) * (itemsize + 1) + 1)
+        step = max(1, POOL_BLOCK_BYTES // per)
+        return [(p, min(self.planes, p + step)) for p in range(0, self.planes, step)]
+
+    def phases(self) -> list[tuple[int, int, tuple, tuple]]:
+        """(r, s, frame index, x index) of each phase read: the frame's [planes, rows, cols]
+        positions holding x, and x's [rows, cols] slices that go there."""
+        out = []
+        for r in range(self.rs):
+            alo, ahi = _k.out_range(0, self.ohf, r, self.sh, self.top, self.h)
+            for s in range(self.cs):
+                blo, bhi = _k.out_range(0, self.owf, s, self.sw, self.left, self.w)
+                if alo < ahi and blo < bhi:
+                    out.append((r, s, (slice(None), slice(alo, ahi), slice(blo, bhi)),
+                                (_k.in_slice(alo, ahi, r, self.sh, self.top),
+                                 _k.in_slice(blo, bhi, s, self.sw, self.left))))  # fmt: skip
+        return out
+
+    def covers(self) -> bool:
+        """Whether the phases read hold every value of x (else the rest gets no gradient)."""
+        rows = self.sh <= self.kh and self.top + self.h <= self.ohf * self.sh
+        return rows and self.sw <= self.kw and self.left + self.w <= self.owf * self.sw
+
+    def row_taps(self, f: Any, r: int, n: int) -> list:
+        """Tap j of the row pass over `n` values of row phase r: frame (r, j % SW), shifted."""
+        return [f[r, j % self.sw, j // self.sw * self.u :][:n] for j in range(self.kw)]
+
+    def col_taps(self, rows: Any, n: int) -> list:
+        """Tap i of the column pass: the row pass's phase i % SH, shifted by i // SH rows."""
+        step = self.owf * self.u
+        return [rows[i % self.sh, i // self.sh * step :][:n] for i in range(self.kh)]
+
+    def frame(self, a: Any, pb: int) -> Any:
+        """The first `pb` planes of a flat phase array, as [planes, OHF, OWF, U]."""
+        return a[: pb * self.per].reshape(pb, self.ohf, self.owf, self.u)
+
+
+def _planes(xp: Any, a: Any, cf: bool) -> Any:
+    """[planes, H, W, U] of an NHWC-shaped array: a view when `a` has that layout."""
+    if cf:
+        n, h, w, c = a.shape
+        return _k.cf(xp, a).reshape(c * n, h, w, 1)
+    return xp.ascontiguousarray(a)
+
+
+class _Codes:
+    """A recorded separable max pool's residual, one byte per value of the passes: the column
+    (tap) of each row's first maximum, per row phase (`cols`, [RS, planes * per] or None for
+    one column), and the row of each window's first maximum (`rows`, [planes * per] or None
+    for one row)."""
+
+    __slots__ = ("cf", "cols", "rows")
+
+    def __init__(self, cf: bool, cols: Any, rows: Any) -> None:
+        self.cf, self.cols, self.rows = cf, cols, rows
+
+
+def _running_max(xp: Any, taps: list, out: Any, arg: Any, tmp: Any) -> None:
+    """out = the max of the taps; arg (or None) = the number of the first tap holding it.
+    `tmp` is a uint8 scratch of out's shape."""
+    if len(taps) == 1:
+        out[...] = taps[0]
+        return
+    byte = arg is not None and arg.dtype == np.uint8
+    if byte:
+        xp.greater(taps[1], taps[0], out=arg.view(np.bool_))
+    elif arg is not None:  # a window over 254 wide
+        arg[...] = xp.greater(taps[1], taps[0])
+    xp.maximum(taps[0], taps[1], out=out)
+    for j in range(2, len(taps)):
+        if byte:
+            # arg = j where tap j is strictly greater, by arithmetic on bytes: a masked copy
+            # (copyto(where=)) costs a hundred times as much.
+            xp.greater(taps[j], out, out=tmp.view(np.bool_))
+            xp.multiply(tmp, np.uint8(j), out=tmp)
+            xp.maximum(arg, tmp, out=arg)
+        elif arg is not None:
+            arg[xp.greater(taps[j], out)] = j
+        xp.maximum(out, taps[j], out=out)
+
+
+def _sep_max(xp: Any, x: Any, ksize: tuple, geo: Any, keep: bool) -> tuple[Any, Any]:
+    fr = _Frame(x.shape, ksize, geo, _cf_layout(x))
+    xs = _planes(xp, x, fr.cf)
+    y = _empty_like_layout(xp, x, (x.shape[0], fr.oh, fr.ow, x.shape[3]), x.dtype)
+    ys = _planes(xp, y, fr.cf)  # a view: y is laid out as x
+    low, size = _lowest(x.dtype), fr.planes * fr.per
+    codes = None
+    if keep:
+        codes = _Codes(fr.cf, xp.empty((fr.rs, size), _arg_dtype(fr.kw)) if fr.kw > 1 else None,
+                       xp.empty(size, _arg_dtype(fr.kh)) if fr.kh > 1 else None)  # fmt: skip
+    blocks, phases = fr.blocks(x.dtype.itemsize), fr.phases()
+    m = blocks[0][1] * fr.per
+    fbuf = xp.full((fr.rs, fr.cs, m + fr.fslack), low, dtype=x.dtype)
+    rbuf = xp.empty((fr.rs, m + fr.rslack), dtype=x.dtype)
+    ybuf = xp.empty(m, dtype=x.dtype) if fr.kh > 1 else rbuf[0]
+    tmp = xp.empty(m, np.uint8)
+    for p0, p1 in blocks:
+        pb, n, o = p1 - p0, (p1 - p0) * fr.per, p0 * fr.per
+        for r, s, fi, xi in phases:
+            fr.frame(fbuf[r, s], pb)[fi] = xs[p0:p1][(slice(None), *xi)]
+        fbuf[:, :, n : n + fr.fslack] = low
+        for r in range(fr.rs):
+            ac = None if codes is None or codes.cols is None else codes.cols[r, o : o + n]
+            _running_max(xp, fr.row_taps(fbuf, r, n), rbuf[r, :n], ac, tmp[:n])
+        if fr.kh > 1:
+            rbuf[:, n : n + fr.rslack] = low
+            ar = None if codes is None else codes.rows[o : o + n]
+            _running_max(xp, fr.col_taps(rbuf, n), ybuf[:n], ar, tmp[:n])
+        ys[p0:p1] = fr.frame(ybuf, pb)[:, : fr.oh, : fr.ow]
+    return y, codes
+
+
+def _sep_grad(xp: Any, dy: Any, x_shape: tuple, ksize: tuple, geo: Any, codes: _Codes) -> Any:
+    """dx of the separable max pool: dy sent back through the column pass's rows, then the
+    row pass's columns (one masked add per tap), then from the phase frames into x's layout."""
+    fr = _Frame(x_shape, ksize, geo, codes.cf)
+    dys = _planes(xp, dy, fr.cf)
+    dx = _alloc_layout(xp, fr.cf, x_shape, dy.dtype)
+    if not fr.covers():
+        dx[...] = 0
+    dxs = _planes(xp, dx, fr.cf)  # a view
+    blocks, phases = fr.blocks(dy.dtype.itemsize), fr.phases()
+    m = blocks[0][1] * fr.per
+    dybuf = xp.zeros(m, dtype=dy.dtype)  # the dropped rows and columns stay 0
+    drbuf = xp.empty((fr.rs, m + fr.rslack), dtype=dy.dtype) if fr.kh > 1 else dybuf[None]
+    dfbuf = xp.empty((fr.rs, fr.cs, m + fr.fslack), dtype=dy.dtype)
+    prod, mask = xp.empty(m, dtype=dy.dtype), xp.empty(m, dtype=np.bool_)
+    for p0, p1 in blocks:
+        pb, n, o = p1 - p0, (p1 - p0) * fr.per, p0 * fr.per
+        fr.frame(dybuf, pb)[:, : fr.oh, : fr.ow] = dys[p0:p1]
+        if fr.kh > 1:
+            drbuf[:, n : n + fr.rslack] = 0
+            _scatter(xp, dybuf[:n], codes.rows[o : o + n], fr.col_taps(drbuf, n), fr.sh,
+                     prod[:n], mask[:n])  # fmt: skip
+        dfbuf[:, :, n : n + fr.fslack] = 0
+        for r in range(fr.rs):
+            ac = None if codes.cols is None else codes.cols[r, o : o + n]
+            _scatter(xp, drbuf[r, :n], ac, fr.row_taps(dfbuf, r, n), fr.sw, prod[:n], mask[:n])
+        for r, s, fi, xi in phases:
+            dxs[p0:p1][(slice(None), *xi)] = fr.frame(dfbuf[r, s], pb)[fi]
+    return dx
+
+
+def _scatter(xp: Any, d: Any, arg: Any, taps: list, fresh: int, prod: Any, mask: Any) -> None:
+    """taps[t] += d where arg == t (arg None: the one tap takes all). The first `fresh` taps
+    are the first writes to their arrays (past their end only slack, zeroed by the caller):
+    they are assigned, not added to."""
+    if arg is None:
+        taps[0][...] = d
+        return
+    for t, v in enumerate(taps):
+        xp.equal(arg, t, out=mask)
+        if t < fresh:
+            xp.multiply(d, mask, out=v)
+        else:
+            xp.multiply(d, mask, out=prod)
+            v += prod
+
+
+def _sep_select(xp: Any, g: Any, ksize: tuple, geo: Any, codes: _Codes) -> Any:
+    """For every window, g where the separable max pool took its maximum: g gathered through
+    the row pass's columns, then the column pass's rows."""
+    fr = _Frame(g.shape, ksize, geo, codes.cf)
+    gs = _planes(xp, g, fr.cf)
+    out = _alloc_layout(xp, fr.cf, (g.shape[0], fr.oh, fr.ow, g.shape[3]), g.dtype)
+    outs = _planes(xp, out, fr.cf)  # a view
+    blocks, phases = fr.blocks(g.dtype.itemsize), fr.phases()
+    m = blocks[0][1] * fr.per
+    gbuf = xp.zeros((fr.rs, fr.cs, m + fr.fslack), dtype=g.dtype)  # the padding stays 0
+    rbuf = xp.empty((fr.rs, m + fr.rslack), dtype=g.dtype)
+    ybuf = xp.empty(m, dtype=g.dtype) if fr.kh > 1 else rbuf[0]
+    prod, mask = xp.empty(m, dtype=g.dtype), xp.empty(m, dtype=np.bool_)
+    for p0, p1 in blocks:
+        pb, n, o = p1 - p0, (p1 - p0) * fr.per, p0 * fr.per
+        for r, s, fi, xi in phases:
+            fr.frame(gbuf[r, s], pb)[fi] = gs[p0:p1][(slice(None), *xi)]
+        gbuf[:, :, n : n + fr.fslack] = 0
+        for r in range(fr.rs):
+            ac = None if codes.cols is None else codes.cols[r, o : o + n]
+            _gather(xp, fr.row_taps(gbuf, r, n), ac, rbuf[r, :n], prod[:n], mask[:n])
+        if fr.kh > 1:
+            rbuf[:, n : n + fr.rslack] = 0
+            _gather(xp, fr.col_taps(rbuf, n), codes.rows[o : o + n], ybuf[:n], prod[:n],
+                    mask[:n])  # fmt: skip
+        outs[p0:p1] = fr.frame(ybuf, pb)[:, : fr.oh, : fr.ow]
+    return out
+
+
+def _gather(xp: Any, taps: list, arg: Any, out: Any, prod: Any, mask: Any) -> None:
+    """out = taps[arg] (arg None: the one tap)."""
+    if arg is None:
+        out[...] = taps[0]
+        return
+    for t, v in enumerate(taps):
+        xp.equal(arg, t, out=mask)
+        if t == 0:
+            xp.multiply(v, mask, out=out)
+        else:
+            xp.multiply(v, mask, out=prod)
+            out += prod
+
+
 # --- max pooling ----------------------------------------------------------------------------------
 
 # A recorded max pool saves, per output, the number of the tap that held the maximum (one byte
@@ -158,6 +410,17 @@ def _(dy: Any, out: Any, x: Any, ksize: tuple, strides: tuple, padding: Any,
     return _max_pool_grad(dy, x, ksize, strides, padding, saved)
 
 
+def _max_and_arg(xp: Any, x: Any, ksize: tuple, geo: Any, keep_arg: bool) -> tuple[Any, Any]:
+    """(y, arg): each window's maximum and, with `keep_arg`, where the first tap holding it
+    lies (TF's rule for ties): `_Codes` of the separable passes, or (when some window's maximum
+    is NaN or the dtype's lowest value, whose ties the passes do not settle as TF) the tap
+    numbers of `_tap_max_and_arg`; else arg is None."""
+    y, codes = _sep_max(xp, x, ksize, geo, keep_arg)
+    if codes is not None and not bool((y > _lowest(x.dtype)).all()):
+        return _tap_max_and_arg(xp, x, ksize, geo, True)
+    return y, codes
+
+
 def _arg_of(xp: Any, x: Any, ksize: tuple, geo: Any, arg: Any) -> Any:
     return arg if arg is not None else _max_and_arg(xp, x, ksize, geo, True)[1]
 
@@ -166,9 +429,11 @@ def _arg_of(xp: Any, x: Any, ksize: tuple, geo: Any, arg: Any) -> Any:
 def _max_pool_grad(xp: Any, dy: Any, x: Any, ksize: tuple, strides: tuple, padding: Any,
                    arg: Any = None) -> Any:  # fmt: skip
     """dx of max pooling: dy sent to the first tap holding each window's maximum. `arg` (the
-    forward's tap numbers) is a memo: recomputed from x when None."""
+    forward's residual) is a memo: recomputed from x when None."""
     geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool_grad")
     arg = _arg_of(xp, x, ksize, geo, arg)
+    if isinstance(arg, _Codes):
+        return _sep_grad(xp, dy, x.shape, ksize, geo, arg)
     dx = _empty_like_layout(xp, x, x.shape, dy.dtype, 0)
     dy = _in_layout_of(xp, dy, arg)
     taps = _taps(x.shape, ksize, geo)
@@ -190,6 +455,8 @@ def _max_pool_select(xp: Any, g: Any, x: Any, ksize: tuple, strides: tuple, padd
     """For every pooling window, the value of `g` where `x` has its (first) maximum."""
     geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool")
     arg = _arg_of(xp, x, ksize, geo, arg)
+    if isinstance(arg, _Codes):
+        return _sep_select(xp, g, ksize, geo, arg)
     shape = (x.shape[0], *geo[0], x.shape[3])
     out = _empty_like_layout(xp, x, shape, g.dtype, 0)
     g = _in_layout_of(xp, g, x)
