@@ -206,11 +206,6 @@ class _Frame:
                                  _k.in_slice(blo, bhi, s, self.sw, self.left))))  # fmt: skip
         return out
 
-    def covers(self) -> bool:
-        """Whether the phases read hold every value of x (else the rest gets no gradient)."""
-        rows = self.sh <= self.kh and self.top + self.h <= self.ohf * self.sh
-        return rows and self.sw <= self.kw and self.left + self.w <= self.owf * self.sw
-
     def row_taps(self, f: Any, r: int, n: int) -> list:
         """Tap j of the row pass over `n` values of row phase r: frame (r, j % SW), shifted."""
         return [f[r, j % self.sw, j // self.sw * self.u :][:n] for j in range(self.kw)]
@@ -301,51 +296,71 @@ def _sep_max(xp: Any, x: Any, ksize: tuple, geo: Any, keep: bool) -> tuple[Any, 
     return y, codes
 
 
-def _sep_grad(xp: Any, dy: Any, x_shape: tuple, ksize: tuple, geo: Any, codes: _Codes) -> Any:
-    """dx of the separable max pool: dy sent back through the column pass's rows, then the
-    row pass's columns (one masked add per tap), then from the phase frames into x's layout."""
+def _index_grad(xp: Any, dy: Any, x_shape: tuple, ksize: tuple, geo: Any, codes: _Codes) -> Any:
+    """dx of the separable max pool by one scatter-add: each output's flat input index (its
+    window's origin plus its row code times the row length plus its column code), dy added
+    there."""
     fr = _Frame(x_shape, ksize, geo, codes.cf)
     dys = _planes(xp, dy, fr.cf)
     dx = _alloc_layout(xp, fr.cf, x_shape, dy.dtype)
-    if not fr.covers():
-        dx[...] = 0
-    dxs = _planes(xp, dx, fr.cf)  # a view
-    blocks, phases = fr.blocks(dy.dtype.itemsize), fr.phases()
-    m = blocks[0][1] * fr.per
-    dybuf = xp.zeros(m, dtype=dy.dtype)  # the dropped rows and columns stay 0
-    drbuf = xp.empty((fr.rs, m + fr.rslack), dtype=dy.dtype) if fr.kh > 1 else dybuf[None]
-    dfbuf = xp.empty((fr.rs, fr.cs, m + fr.fslack), dtype=dy.dtype)
-    prod, mask = xp.empty(m, dtype=dy.dtype), xp.empty(m, dtype=np.bool_)
+    dx[...] = 0
+    dxf = _planes(xp, dx, fr.cf).reshape(-1)  # a view
+    blocks = fr.blocks(dy.dtype.itemsize)
+    pb, u = blocks[0][1], fr.u
+    m, hwu, i32 = pb * fr.per, fr.h * fr.w * fr.u, np.int32
+    # The flat index of each output's window origin in a block's planes (int64: what add.at
+    # takes without a conversion); the codes' offsets are summed in int32 (twice as fast).
+    base = ((xp.arange(pb, dtype=np.int64) * hwu)[:, None, None, None]
+            + ((xp.arange(fr.oh) * fr.sh - fr.top) * fr.w * u)[:, None, None]
+            + ((xp.arange(fr.ow) * fr.sw - fr.left) * u)[:, None] + xp.arange(u))  # fmt: skip
+    off, off2 = xp.empty(m, i32), xp.empty(m, i32)
+    idx = xp.empty(base.shape, np.int64)
+    jf = tmp = None
+    if codes.cols is not None:
+        jf, tmp = xp.empty(m, codes.cols.dtype), xp.empty(m, codes.cols.dtype)
     for p0, p1 in blocks:
         pb, n, o = p1 - p0, (p1 - p0) * fr.per, p0 * fr.per
-        fr.frame(dybuf, pb)[:, : fr.oh, : fr.ow] = dys[p0:p1]
-        if fr.kh > 1:
-            drbuf[:, n : n + fr.rslack] = 0
-            _scatter(xp, dybuf[:n], codes.rows[o : o + n], fr.col_taps(drbuf, n), fr.sh,
-                     prod[:n], mask[:n])  # fmt: skip
-        dfbuf[:, :, n : n + fr.fslack] = 0
-        for r in range(fr.rs):
-            ac = None if codes.cols is None else codes.cols[r, o : o + n]
-            _scatter(xp, drbuf[r, :n], ac, fr.row_taps(dfbuf, r, n), fr.sw, prod[:n], mask[:n])
-        for r, s, fi, xi in phases:
-            dxs[p0:p1][(slice(None), *xi)] = fr.frame(dfbuf[r, s], pb)[fi]
+        ar = None if codes.rows is None else codes.rows[o : o + n]
+        jv = _column_codes(xp, fr, codes, ar, o, n, jf, tmp)
+        o2 = off[:n]
+        if ar is None:
+            o2[...] = 0
+        else:
+            o2[...] = ar
+            o2 *= i32(fr.w * u)
+        if jv is not None:
+            off2[:n] = jv
+            if u > 1:
+                off2[:n] *= i32(u)
+            o2 += off2[:n]
+        ib = idx[:pb]
+        ib[...] = fr.frame(o2, pb)[:, : fr.oh, : fr.ow]
+        ib += base[:pb]
+        xp.add.at(dxf[p0 * hwu :], ib.reshape(-1), dys[p0:p1].reshape(-1))
     return dx
 
 
-def _scatter(xp: Any, d: Any, arg: Any, taps: list, fresh: int, prod: Any, mask: Any) -> None:
-    """taps[t] += d where arg == t (arg None: the one tap takes all). The first `fresh` taps
-    are the first writes to their arrays (past their end only slack, zeroed by the caller):
-    they are assigned, not added to."""
-    if arg is None:
-        taps[0][...] = d
-        return
-    for t, v in enumerate(taps):
-        xp.equal(arg, t, out=mask)
-        if t < fresh:
-            xp.multiply(d, mask, out=v)
+def _column_codes(xp: Any, fr: _Frame, codes: _Codes, ar: Any, o: int, n: int, jv: Any,
+                  tmp: Any) -> Any:  # fmt: skip
+    """Each window's column code at the row its maximum lies in (None: one column)."""
+    if codes.cols is None:
+        return None
+    if ar is None:
+        return codes.cols[0, o : o + n]
+    step, byte = fr.owf * fr.u, tmp.dtype == np.uint8
+    jv, tmp = jv[:n], tmp[:n]
+    for i in range(fr.kh):
+        cv = codes.cols[i % fr.sh, o + i // fr.sh * step :][:n]
+        if cv.size < n:  # the last block's last rows: dropped positions
+            cv = xp.concatenate([cv, xp.zeros(n - cv.size, cv.dtype)])
+        if byte:  # the mask as bytes, multiplied in place: no mixed-type loop
+            xp.equal(ar, i, out=tmp.view(np.bool_))
+            xp.multiply(tmp, cv, out=jv if i == 0 else tmp)
         else:
-            xp.multiply(d, mask, out=prod)
-            v += prod
+            xp.multiply(xp.equal(ar, i), cv, out=jv if i == 0 else tmp)
+        if i:
+            jv += tmp
+    return jv
 
 
 def _sep_select(xp: Any, g: Any, ksize: tuple, geo: Any, codes: _Codes) -> Any:
@@ -433,7 +448,7 @@ def _max_pool_grad(xp: Any, dy: Any, x: Any, ksize: tuple, strides: tuple, paddi
     geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool_grad")
     arg = _arg_of(xp, x, ksize, geo, arg)
     if isinstance(arg, _Codes):
-        return _sep_grad(xp, dy, x.shape, ksize, geo, arg)
+        return _index_grad(xp, dy, x.shape, ksize, geo, arg)
     dx = _empty_like_layout(xp, x, x.shape, dy.dtype, 0)
     dy = _in_layout_of(xp, dy, arg)
     taps = _taps(x.shape, ksize, geo)
