@@ -1,5 +1,5 @@
 """Max pooling kernels, forward + backward, on the pool shapes of GoogLeNet (96x96 inputs) and
-AlexNet (224x224) at a batch of 16: the separable frame passes (`_max_and_arg` -> `_Codes`)
+AlexNet (224x224) at a batch of 16: the separable frame passes and one scatter-add (`pool_kernels.py`)
 against the window-tap loop they replaced (`_tap_max_and_arg`, still the fallback for windows
 whose maximum is NaN or the lowest value), alternating in one process, inputs laid out
 channels-first as the convolutions hand them on. Prints the median wall and CPU ms of each.

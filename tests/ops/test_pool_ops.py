@@ -8,7 +8,7 @@ import numpy as np
 
 import layerflow as tf
 from layerflow._src.autodiff.gradcheck import check_second_derivative
-from layerflow._src.ops import pool_ops
+from layerflow._src.ops import pool_kernels, pool_ops
 
 rng = np.random.default_rng(3)
 
@@ -20,7 +20,7 @@ def test_the_residual_is_bytes_smaller_than_the_output_and_the_output_is_not_nee
         y = tf.nn.max_pool2d(x, 3, 2, "SAME")
     (node,) = tape._nodes
     codes = node[4]["saved"]  # the separable passes' tap numbers (see test_pool_separable.py)
-    assert isinstance(codes, pool_ops._Codes)
+    assert isinstance(codes, pool_kernels._Codes)
     assert codes.cols.dtype == codes.rows.dtype == np.uint8
     assert codes.cols.nbytes + codes.rows.nbytes < y.numpy().nbytes
     assert not pool_ops._max_pool.prim.grad_uses_out

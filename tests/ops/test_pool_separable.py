@@ -1,4 +1,4 @@
-"""Max pooling by separable passes over phase frames (ops/pool_ops.py `_sep_max`): values,
+"""Max pooling by separable passes over phase frames (ops/pool_kernels.py `_sep_max`): values,
 gradients and second-order selections against a plain NumPy loop over every window, for
 every geometry (odd sizes, stride below, equal to and above the window, SAME, VALID and
 explicit padding), both layouts (NHWC and channels-first behind an NHWC view, as the convs
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import layerflow as tf
-from layerflow._src.ops import pool_ops
+from layerflow._src.ops import pool_kernels, pool_ops
 
 rng = np.random.default_rng(11)
 
@@ -77,7 +77,7 @@ def test_values_gradients_and_selection_match_the_loop(h, w, k, s, pad, layout):
     if layout == "channels_first":
         x, dy, g = _channels_first(x), _channels_first(dy), _channels_first(g)
     y, arg, dx, sel = _run(x, k, s, pad, dy, g)
-    assert isinstance(arg, pool_ops._Codes)
+    assert isinstance(arg, pool_kernels._Codes)
     np.testing.assert_array_equal(y, y_ref)
     np.testing.assert_allclose(dx, dx_ref, rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(sel, sel_ref)
@@ -125,9 +125,9 @@ def test_small_blocks_of_planes_give_the_same_results(monkeypatch):
     geo = pool_ops._pool_geo(x.shape, (3, 3), (2, 2), "SAME", "test")
     dy, g = rng.standard_normal((3, *geo[0], 4)), rng.standard_normal(x.shape)
     refs = _reference(x, (3, 3), (2, 2), geo, dy, g)
-    monkeypatch.setattr(pool_ops, "POOL_BLOCK_BYTES", 1)
+    monkeypatch.setattr(pool_kernels, "BLOCK_BYTES", 1)
     for xa, dya, ga in ((x, dy, g), (_channels_first(x), _channels_first(dy), g)):
-        fr = pool_ops._Frame(xa.shape, (3, 3), geo, pool_ops._cf_layout(xa))
+        fr = pool_kernels._Frame(xa.shape, (3, 3), geo, pool_ops._cf_layout(xa))
         assert len(fr.blocks(8)) == fr.planes
         y, _, dx, sel = _run(xa, (3, 3), (2, 2), "SAME", dya, ga)
         for got, want in zip((y, dx, sel), refs):
@@ -141,7 +141,7 @@ def test_other_dtypes(dtype):
     dy = np.ones((2, *geo[0], 3), np.float32)
     y_ref, dx_ref, _ = _reference(x, (3, 3), (2, 2), geo, dy, x)
     y, arg = pool_ops._max_and_arg(np, _channels_first(x), (3, 3), geo, True)
-    assert isinstance(arg, pool_ops._Codes) and y.dtype == dtype
+    assert isinstance(arg, pool_kernels._Codes) and y.dtype == dtype
     np.testing.assert_array_equal(y, y_ref)
     dx = pool_ops._max_pool_grad.prim.forward(np, dy, _channels_first(x), (3, 3), (2, 2),
                                               "SAME", arg)  # fmt: skip
@@ -186,7 +186,7 @@ def test_nan_and_all_lowest_windows_fall_back_to_the_tap_loop(special):
     geo = pool_ops._pool_geo(x.shape, (2, 2), (2, 2), "VALID", "test")
     y, arg = pool_ops._max_and_arg(np, x, (2, 2), geo, True)
     y_taps, arg_taps = pool_ops._tap_max_and_arg(np, x, (2, 2), geo, True)
-    assert not isinstance(arg, pool_ops._Codes)
+    assert not isinstance(arg, pool_kernels._Codes)
     np.testing.assert_array_equal(y, y_taps)
     np.testing.assert_array_equal(arg, arg_taps)
     # Without a tape the passes' maximum is the tap loop's, NaN and -inf included.
