@@ -1,8 +1,9 @@
 """Max pooling kernels, forward + backward, on the pool shapes of GoogLeNet (96x96 inputs) and
-AlexNet (224x224) at a batch of 16: the separable frame passes and one scatter-add (`pool_kernels.py`)
-against the window-tap loop they replaced (`_tap_max_and_arg`, still the fallback for windows
-whose maximum is NaN or the lowest value), alternating in one process, inputs laid out
-channels-first as the convolutions hand them on. Prints the median wall and CPU ms of each.
+AlexNet (224x224) at a batch of 16: the separable frame passes and one scatter-add
+(`pool_kernels.py`) against the window-tap loop they replaced (`_tap_max_and_arg`, still the
+fallback for windows whose maximum is NaN or the lowest value), alternating in one process,
+inputs laid out channels-first as the convolutions hand them on. Prints the median wall and
+CPU ms of each.
 
     OPENBLAS_NUM_THREADS=1 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \\
         python bench/pool_step.py [--repeats 15] [--batch 16]
@@ -79,8 +80,9 @@ def main() -> None:
             totals[i][0] += med[i][0] * calls
             totals[i][1] += med[i][1] * calls
         shape = f"{args.batch}x{hw}x{hw}x{c}"
-        print(f"{name:14} {shape:>18} {med['old'][0]:8.2f} {med['new'][0]:8.2f} "
-              f"{med['old'][1]:8.2f} {med['new'][1]:8.2f}  (k{k} s{s} {pad}, x{calls})")  # fmt: skip
+        old, new = med["old"], med["new"]
+        print(f"{name:14} {shape:>18} {old[0]:8.2f} {new[0]:8.2f} {old[1]:8.2f} {new[1]:8.2f}"
+              f"  (k{k} s{s} {pad}, x{calls})")  # fmt: skip
     print(f"{'per step':14} {'':>18} {totals['old'][0]:8.2f} {totals['new'][0]:8.2f} "
           f"{totals['old'][1]:8.2f} {totals['new'][1]:8.2f}")  # fmt: skip
 
