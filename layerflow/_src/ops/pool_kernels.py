@@ -98,9 +98,13 @@ class _Frame:
         self.fslack = (self.kw - 1) // self.sw * self.u
         self.rslack = (self.kh - 1) // self.sh * self.owf * self.u
 
-    def blocks(self, itemsize: int) -> list[tuple[int, int]]:
-        """Blocks of planes whose frames and passes take about BLOCK_BYTES."""
-        per = self.per * (self.rs * self.cs * itemsize + (self.rs + 1) * (itemsize + 1) + 1)
+    def blocks(self, itemsize: int, grad: bool = False) -> list[tuple[int, int]]:
+        """Blocks of planes whose arrays take about BLOCK_BYTES: the passes' frames, results,
+        codes and scratch, or the gradient's codes, offsets, indices, dy and dx."""
+        if grad:
+            per = self.per * (self.rs + 12 + 2 * itemsize + 16 + self.sh * self.sw * itemsize)
+        else:
+            per = self.per * (self.rs * self.cs * itemsize + (self.rs + 1) * (itemsize + 1) + 1)
         step = max(1, BLOCK_BYTES // per)
         return [(p, min(self.planes, p + step)) for p in range(0, self.planes, step)]
 
@@ -217,16 +221,20 @@ def _index_grad(xp: Any, dy: Any, x_shape: tuple, ksize: tuple, geo: Any, codes:
     dx = _alloc_layout(xp, fr.cf, x_shape, dy.dtype)
     dx[...] = 0
     dxf = _planes(xp, dx, fr.cf).reshape(-1)  # a view
-    blocks = fr.blocks(dy.dtype.itemsize)
-    pb, u = blocks[0][1], fr.u
-    m, hwu, i32 = pb * fr.per, fr.h * fr.w * fr.u, np.int32
-    # The flat index of each output's window origin in a block's planes (int64: what add.at
-    # takes without a conversion); the codes' offsets are summed in int32 (twice as fast).
-    base = ((xp.arange(pb, dtype=np.int64) * hwu)[:, None, None, None]
-            + ((xp.arange(fr.oh) * fr.sh - fr.top) * fr.w * u)[:, None, None]
-            + ((xp.arange(fr.ow) * fr.sw - fr.left) * u)[:, None] + xp.arange(u))  # fmt: skip
-    off, off2 = xp.empty(m, i32), xp.empty(m, i32)
-    idx = xp.empty(base.shape, np.int64)
+    blocks = fr.blocks(dy.dtype.itemsize, grad=True)
+    pb, u, hwu = blocks[0][1], fr.u, fr.h * fr.w * fr.u
+    m = pb * fr.per
+    # Offsets are summed in int32 (twice as fast as int64), relative to the block's first
+    # plane, on the frame (flat): the window origin of each position, plus the row code times
+    # the row length, plus the column code; the outputs' are then cast to the int64 indices
+    # add.at takes.
+    it = np.int32 if pb * hwu < 2**31 else np.int64
+    origin = (((xp.arange(fr.ohf, dtype=it) * fr.sh - fr.top) * (fr.w * u))[:, None, None]
+              + ((xp.arange(fr.owf, dtype=it) * fr.sw - fr.left) * u)[:, None]
+              + xp.arange(u, dtype=it)).reshape(-1)  # fmt: skip
+    origin = (xp.arange(pb, dtype=it) * hwu)[:, None] + origin
+    off, off2 = xp.empty(m, it), xp.empty(m, it)
+    idx = xp.empty((pb, fr.oh, fr.ow, u), np.int64)
     jf = tmp = None
     if codes.cols is not None:
         jf, tmp = xp.empty(m, codes.cols.dtype), xp.empty(m, codes.cols.dtype)
@@ -236,18 +244,18 @@ def _index_grad(xp: Any, dy: Any, x_shape: tuple, ksize: tuple, geo: Any, codes:
         jv = _column_codes(xp, fr, codes, ar, o, n, jf, tmp)
         o2 = off[:n]
         if ar is None:
-            o2[...] = 0
+            o2[...] = origin.reshape(-1)[:n]
         else:
             o2[...] = ar
-            o2 *= i32(fr.w * u)
+            o2 *= it(fr.w * u)
+            o2 += origin.reshape(-1)[:n]
         if jv is not None:
             off2[:n] = jv
             if u > 1:
-                off2[:n] *= i32(u)
+                off2[:n] *= it(u)
             o2 += off2[:n]
         ib = idx[:pb]
         ib[...] = fr.frame(o2, pb)[:, : fr.oh, : fr.ow]
-        ib += base[:pb]
         xp.add.at(dxf[p0 * hwu :], ib.reshape(-1), dys[p0:p1].reshape(-1))
     return dx
 
