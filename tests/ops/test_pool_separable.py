@@ -62,7 +62,23 @@ GEOMETRIES = [
     (1, 7, (1, 3), (1, 2), "SAME"),
     (6, 4, (3, 1), (2, 1), "VALID"),
     (6, 7, (3, 3), (2, 2), ((0, 0), (1, 2), (2, 0), (0, 0))),
+    (6, 5, (3, 3), (1, 1), ((0, 0), (0, 2), (2, 1), (0, 0))),
 ]
+
+
+def test_stride_one_frames_share_their_padding_between_planes():
+    # 6x6 inputs, 3x3 SAME windows: 7 x 7 frame positions per plane, not 8 x 8 (the bottom
+    # padding row of one plane is the top one of the next); the values stay exact.
+    geo = pool_ops._pool_geo((2, 6, 6, 3), (3, 3), (1, 1), "SAME", "test")
+    fr = pool_kernels._Frame((2, 6, 6, 3), (3, 3), geo, True)
+    assert (fr.ohf, fr.owf) == (7, 7)
+    x = _channels_first(rng.standard_normal((2, 6, 6, 3)))
+    dy, g = rng.standard_normal((2, 6, 6, 3)), rng.standard_normal((2, 6, 6, 3))
+    y_ref, dx_ref, sel_ref = _reference(np.asarray(x), (3, 3), (1, 1), geo, dy, g)
+    y, _, dx, sel = _run(x, (3, 3), (1, 1), "SAME", dy, g)
+    np.testing.assert_array_equal(y, y_ref)
+    np.testing.assert_allclose(dx, dx_ref, rtol=1e-12)
+    np.testing.assert_array_equal(sel, sel_ref)
 
 
 @pytest.mark.parametrize("h, w, k, s, pad", GEOMETRIES)
