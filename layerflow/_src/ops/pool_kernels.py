@@ -69,11 +69,11 @@ def _cf_layout(a: Any) -> bool:
 # (stride 2) 16 times slower. The input is therefore first copied into "phase frames", one per
 # (row mod SH, column mod SW): frame (r, s) holds rows a * SH + r and columns b * SW + s of the
 # padded input (its padding the dtype's lowest value), OHF x OWF of them per plane, where
-# OHF = OH + (KH - 1) // SH and OWF likewise. Tap j of the row pass is then frame (r, j % SW)
-# shifted by j // SW positions, and tap i of the column pass is the row pass's result for
-# rows of phase i % SH shifted by i // SH rows: each output's window, in flat positions that
-# also cover its own row's and plane's end, where the extra OHF - OH rows and OWF - OW columns
-# of results are dropped.
+# OHF = OH + (KH - 1) // SH and OWF likewise (fewer along a stride-1 axis: `_frame_size`).
+# Tap j of the row pass is then frame (r, j % SW) shifted by j // SW positions, and tap i of
+# the column pass is the row pass's result for rows of phase i % SH shifted by i // SH rows:
+# each output's window, in flat positions that also cover its own row's and plane's end,
+# where the extra OHF - OH rows and OWF - OW columns of results are dropped.
 
 
 class _Frame:
