@@ -1,26 +1,28 @@
-"""Max pooling's residual (ops/pool_ops.py): the tap numbers of each window's first maximum.
+"""Max pooling's residual (ops/pool_ops.py): where each window's first maximum lies.
 
-A recorded max pool saves one small integer per output instead of keeping its output for the
-gradient; the gradient ops take it as a memo and recompute it from x when it is absent.
+A recorded max pool saves small integers (tap numbers) instead of keeping its output for the
+gradient; the gradient ops take them as a memo and recompute them from x when absent.
 """
 
 import numpy as np
 
 import layerflow as tf
 from layerflow._src.autodiff.gradcheck import check_second_derivative
-from layerflow._src.ops import pool_ops
+from layerflow._src.ops import pool_kernels, pool_ops
 
 rng = np.random.default_rng(3)
 
 
-def test_the_residual_is_one_byte_per_output_and_the_output_is_not_needed():
+def test_the_residual_is_bytes_smaller_than_the_output_and_the_output_is_not_needed():
     x = tf.constant(rng.standard_normal((2, 6, 6, 3)))
     with tf.GradientTape() as tape:
         tape.watch(x)
         y = tf.nn.max_pool2d(x, 3, 2, "SAME")
     (node,) = tape._nodes
-    arg = node[4]["saved"]
-    assert arg.dtype == np.uint8 and arg.shape == (2, 3, 3, 3)
+    codes = node[4]["saved"]  # the separable passes' tap numbers (see test_pool_separable.py)
+    assert isinstance(codes, pool_kernels._Codes)
+    assert codes.cols.dtype == codes.rows.dtype == np.uint8
+    assert codes.cols.nbytes + codes.rows.nbytes < y.numpy().nbytes
     assert not pool_ops._max_pool.prim.grad_uses_out
     # Without a tape nothing is computed for the gradient.
     assert tf.nn.max_pool2d(x, 3, 2, "SAME").shape == y.shape

@@ -1,13 +1,14 @@
 """Max and average pooling, NHWC (TF's default) or NCHW, 1-D and 2-D, SAME/VALID padding.
 
-The pools read the input through one strided slice per window tap, with the padding clipped
-away (no padded copy), and write an output laid out as the input is (channels-first behind an
-NHWC view when the input is such a view, as every conv output is). Max pooling keeps a running
-maximum in place and, when a tape records it, the number of the first tap that holds each
-window's maximum (TF's rule for ties); its gradient sends each output's gradient to that tap,
-channel block by channel block, so its masks stay within the convolution's temporary budget.
-Windows that tile the input (stride == pool size, no padding) take a reshape path for the
-average.
+Outputs are laid out as the input is (channels-first behind an NHWC view when the input is
+such a view, as every conv output is). Max pooling runs separable row and column passes over
+flat "phase frames" of the input and, when a tape records it, keeps the number of the tap
+holding each pass's first maximum, which together pick the first tap of the window holding
+its maximum (TF's rule for ties); its gradient adds each output's gradient at that tap's flat
+index in one scatter (`pool_kernels.py`). Windows whose maximum is NaN or the dtype's lowest
+value fall back to the tap loop below, one strided slice per window tap with the padding
+clipped away, whose residual is the window's tap number. Average pooling sums the taps'
+slices; windows that tile the input (stride == pool size, no padding) take a reshape path.
 """
 
 from __future__ import annotations
@@ -21,6 +22,16 @@ from layerflow._src.framework import errors
 from layerflow._src.ops import conv_kernels as _k
 from layerflow._src.ops.array_ops import transpose
 from layerflow._src.ops.math_ops import _as_tensor, reshape
+from layerflow._src.ops.pool_kernels import (
+    _arg_dtype,
+    _cf_layout,
+    _Codes,
+    _empty_like_layout,
+    _index_grad,
+    _lowest,
+    _sep_max,
+    _sep_select,
+)
 
 __all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "max_pool", "max_pool1d", "max_pool2d"]
 
@@ -28,23 +39,6 @@ __all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "max_pool", "max_pool1d", "ma
 def _pool_geo(x_shape: tuple, ksize: tuple, strides: tuple, padding: Any, name: str) -> Any:
     outs, pads = _k.geometry(tuple(x_shape[1:3]), ksize, strides, (1, 1), padding, name)
     return outs, pads, strides, (1, 1)
-
-
-def _lowest(dtype: Any) -> Any:
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
-
-
-def _empty_like_layout(xp: Any, x: Any, shape: tuple, dtype: Any, fill: Any = None) -> Any:
-    """An NHWC array of `shape` laid out as `x` is: channels-first behind a view when `x` is
-    such a view, else C-contiguous NHWC."""
-    if _cf_layout(x):
-        n, h, w, c = shape
-        a = xp.empty((c, n, h, w), dtype=dtype).transpose(1, 2, 3, 0)
-    else:
-        a = xp.empty(shape, dtype=dtype)
-    if fill is not None:
-        a[...] = fill
-    return a
 
 
 def _in_layout_of(xp: Any, a: Any, like: Any) -> Any:
@@ -56,10 +50,6 @@ def _in_layout_of(xp: Any, a: Any, like: Any) -> Any:
     out = _empty_like_layout(xp, like, a.shape, a.dtype)
     out[...] = a
     return out
-
-
-def _cf_layout(a: Any) -> bool:
-    return a.ndim == 4 and a.transpose(3, 0, 1, 2).flags.c_contiguous
 
 
 def _taps(x_shape: tuple, ksize: tuple, geo: Any) -> list[tuple[slice, slice, slice, slice]]:
@@ -100,13 +90,7 @@ def _cache_blocks(x: Any, n_out: int, itemsize: int) -> list[tuple[slice, slice]
     return [(slice(b0, min(n, b0 + nb)), slice(None)) for b0 in range(0, n, nb)]
 
 
-def _arg_dtype(n_taps: int) -> Any:
-    """The smallest unsigned dtype that numbers a window's taps and keeps its top value free
-    (the "no tap yet" mark)."""
-    return np.uint8 if n_taps < 255 else np.uint16 if n_taps < 65535 else np.uint32
-
-
-def _max_and_arg(xp: Any, x: Any, ksize: tuple, geo: Any, keep_arg: bool) -> tuple[Any, Any]:
+def _tap_max_and_arg(xp: Any, x: Any, ksize: tuple, geo: Any, keep_arg: bool) -> tuple[Any, Any]:
     """(y, arg): each window's maximum and, with `keep_arg`, the number (in `_taps` order) of
     the first tap holding it (TF's rule for ties), in the output's layout; else arg is None."""
     shape = (x.shape[0], *geo[0], x.shape[3])
@@ -158,6 +142,17 @@ def _(dy: Any, out: Any, x: Any, ksize: tuple, strides: tuple, padding: Any,
     return _max_pool_grad(dy, x, ksize, strides, padding, saved)
 
 
+def _max_and_arg(xp: Any, x: Any, ksize: tuple, geo: Any, keep_arg: bool) -> tuple[Any, Any]:
+    """(y, arg): each window's maximum and, with `keep_arg`, where the first tap holding it
+    lies (TF's rule for ties): `_Codes` of the separable passes, or (when some window's maximum
+    is NaN or the dtype's lowest value, whose ties the passes do not settle as TF) the tap
+    numbers of `_tap_max_and_arg`; else arg is None."""
+    y, codes = _sep_max(xp, x, ksize, geo, keep_arg)
+    if codes is not None and not bool((y > _lowest(x.dtype)).all()):
+        return _tap_max_and_arg(xp, x, ksize, geo, True)
+    return y, codes
+
+
 def _arg_of(xp: Any, x: Any, ksize: tuple, geo: Any, arg: Any) -> Any:
     return arg if arg is not None else _max_and_arg(xp, x, ksize, geo, True)[1]
 
@@ -166,9 +161,11 @@ def _arg_of(xp: Any, x: Any, ksize: tuple, geo: Any, arg: Any) -> Any:
 def _max_pool_grad(xp: Any, dy: Any, x: Any, ksize: tuple, strides: tuple, padding: Any,
                    arg: Any = None) -> Any:  # fmt: skip
     """dx of max pooling: dy sent to the first tap holding each window's maximum. `arg` (the
-    forward's tap numbers) is a memo: recomputed from x when None."""
+    forward's residual) is a memo: recomputed from x when None."""
     geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool_grad")
     arg = _arg_of(xp, x, ksize, geo, arg)
+    if isinstance(arg, _Codes):
+        return _index_grad(xp, dy, x.shape, ksize, geo, arg)
     dx = _empty_like_layout(xp, x, x.shape, dy.dtype, 0)
     dy = _in_layout_of(xp, dy, arg)
     taps = _taps(x.shape, ksize, geo)
@@ -190,6 +187,8 @@ def _max_pool_select(xp: Any, g: Any, x: Any, ksize: tuple, strides: tuple, padd
     """For every pooling window, the value of `g` where `x` has its (first) maximum."""
     geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool")
     arg = _arg_of(xp, x, ksize, geo, arg)
+    if isinstance(arg, _Codes):
+        return _sep_select(xp, g, ksize, geo, arg)
     shape = (x.shape[0], *geo[0], x.shape[3])
     out = _empty_like_layout(xp, x, shape, g.dtype, 0)
     g = _in_layout_of(xp, g, x)
