@@ -10,6 +10,7 @@ from typing import Any
 
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import activations, constraints, initializers, regularizers
+from layerflow._src.keras.engine import backend_config
 from layerflow._src.keras.engine.arg_checks import check_count, check_counts
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_spec import InputSpec
@@ -32,7 +33,8 @@ def normalize_padding(value: Any, owner: str) -> str:
 
 
 def normalize_data_format(value: Any, owner: str) -> str:
-    fmt = value or "channels_last"
+    """`value`, or when None Keras's global `image_data_format()` (as tf_keras does)."""
+    fmt = value or backend_config.image_data_format()
     if fmt not in ("channels_last", "channels_first"):
         raise ValueError(
             f"{owner}: data_format must be 'channels_last' or 'channels_first', got {value!r}."

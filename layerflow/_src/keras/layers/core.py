@@ -9,6 +9,7 @@ import numpy as np
 from layerflow._src.framework.sparse_tensor import SparseTensor
 from layerflow._src.framework.tensor_shape import TensorShape
 from layerflow._src.keras import activations, constraints, initializers, regularizers
+from layerflow._src.keras.engine import backend_config
 from layerflow._src.keras.engine.arg_checks import check_count
 from layerflow._src.keras.engine.base_layer import Layer
 from layerflow._src.keras.engine.input_layer import InputLayer
@@ -135,7 +136,7 @@ class Flatten(Layer):
                 f"Flatten: data_format must be 'channels_last' or 'channels_first', got "
                 f"{data_format!r}."
             )
-        self.data_format = data_format or "channels_last"
+        self.data_format = data_format or backend_config.image_data_format()
         self.input_spec = InputSpec(min_ndim=1)
 
     def call(self, inputs: Any) -> Any:
