@@ -1,24 +1,35 @@
-"""Stride-1 convolutions by row frames: the shifted-frame algorithm without its wasted rows.
+"""Stride-1 convolutions by row frames: the shifted-frame algorithm without its wasted rows,
+its chunks of images shared between threads when the machine has free cores.
 
 `conv_kernels`' shifted frames (see the section at its end) number the pixels of the padded
-frame (HP x WP) of every image one after the other and let every frame pixel be an output:
+frames (HP x WP) of all images one after the other and let every frame pixel be an output:
 tap (i, j) of output q reads frame pixel q + i*dh*WP + j*dw, one contiguous slice per tap. The
 frame rows past the last output row (HP - OH of them) are computed and thrown away: LeNet's
 second layer (14x14 -> 10x10, 5x5 valid) computes 196 frame pixels for 100 outputs.
 
-Here each image's outputs are its OH first frame rows only, OH*WP positions (the WP - OW
-columns past the last output column are still computed and discarded): tap (i, j) of image
-n's position q reads frame pixel n*HP*WP + q + i*dh*WP + j*dw, so each tap's patch rows are one
-2-D strided copy (images x OH*WP contiguous pixels). LeNet's second layer then computes 140
-positions per 100 outputs instead of 196, its first (28x28 SAME, 32x32 frames) 896 instead of
-1024: fewer patches to copy, fewer GEMM columns, fewer patch gradients to add back. The last
-row's positions read up to (KW-1)*dw pixels past their frame (the next frame's first pixels,
-or a zeroed tail after the last), and only for discarded positions, whose gradient is zero.
+Row frames. Each image's frame is stored in its own row of the buffer, followed by (KW-1)*dw
+zeros, and its outputs are its OH*WP first positions only (the WP - OW columns past the last
+output column are still computed and discarded, with a zero gradient): tap (i, j) reads
+positions [off, off + OH*WP) of every image's row, one plain slice (NumPy copies it at memcpy
+speed; an `as_strided` view of one flat buffer copied 2.5x slower). LeNet's second layer
+computes 140 positions per 100 outputs instead of 196, its first (28x28 SAME, 32x32 frames)
+896 instead of 1024: fewer patches to copy, fewer GEMM columns, fewer patch gradients to add.
 
-Measured (one BLAS thread, CPU ms, forward / backward with input and filter gradients, batch
-256): LeNet's 6->16 layer 3.4 / 7.0 by whole frames, see `bench/lenet_epoch.py`'s notes for
-this module's figures. `conv_kernels.flat_forward`/`flat_backward` call `forward`/`backward`
-here when `applies(cv)`.
+Threads. The chunks are whole images (`cv.plan`'s, so a relu mask packs as the frames'
+does). When this is the main thread, the convolution is large (`THREADS_MNK`) and
+`blas_threads`' policy gives a large GEMM more than one thread (the cores other processes
+leave free, never more than BLAS was allowed), contiguous runs of chunks go to that many
+threads, each with its own buffers, and BLAS is set to one thread: copies, adds and GEMMs
+of different chunks then run side by side with no barrier per GEMM (NumPy releases the GIL
+for all three). The filter and bias gradients are kept per chunk and summed in chunk order,
+so every result is the same, bit for bit, whatever the number of threads.
+
+Measured (batch 256, one BLAS thread, CPU ms, forward / backward; 2-core machine with a load
+average of 7-9 from other jobs, so +-10%): LeNet's 1->6 layer 2.0-2.5 / 3.5-3.8 by whole
+frames, 2.0 / 3.2-3.7 by row frames (filter gradient only: its input is the data); its 6->16
+layer 3.6-3.9 / 7.2-7.9 by whole frames, 3.0-3.1 / 6.9-7.3 by row frames. The GEMMs run at
+45-50 GMAC/s there, so a layer is now mostly its GEMMs. `conv_kernels.flat_forward` and
+`flat_backward` call `forward`/`backward` here when `applies(cv)`.
 """
 
 from __future__ import annotations
