@@ -164,3 +164,17 @@ def test_which_convolutions_run_by_row_frames(monkeypatch):
     # Bands of rows of one image (a frame too large for a chunk) keep the shifted frames.
     monkeypatch.setattr(conv_kernels, "CHUNK_BYTES", 1)
     assert not conv_small.applies(_cv((2, 28, 28, 1), (5, 5, 1, 6), 1, "SAME", (1, 1)))
+
+
+def test_a_forked_child_makes_its_own_pool(monkeypatch):
+    """After a fork the parent's pool threads do not exist: a new pool is made (no hang)."""
+    monkeypatch.setattr(conv_kernels, "flat_chunks", _images_per_chunk(1))
+    monkeypatch.setattr(conv_small, "_shares", _split(2))
+    cv = _cv((4, 6, 6, 1), (3, 3, 1, 2), 1, "SAME", (1, 1))
+    x, w = np.ones((4, 6, 6, 1)), np.ones((3, 3, 1, 2))
+    want = conv_small.forward(np, x, w, cv, None, False, False)[0]
+    parent = conv_small._POOL[0]
+    monkeypatch.setattr(conv_small, "_POOL", [parent, -1])  # as seen from another process
+    got = conv_small.forward(np, x, w, cv, None, False, False)[0]
+    assert conv_small._POOL[0] is not parent and conv_small._POOL[1] > 0
+    np.testing.assert_array_equal(got, want)

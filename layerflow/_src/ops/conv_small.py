@@ -34,6 +34,7 @@ layer 3.6-3.9 / 7.2-7.9 by whole frames, 3.0-3.1 / 6.9-7.3 by row frames. The GE
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -47,7 +48,7 @@ from layerflow._src.backend import blas_threads
 # starting and joining the threads costs ~0.1 ms.
 MAX_THREADS = 4
 THREADS_MNK = 1 << 22
-_POOL: list[Any] = [None]
+_POOL: list[Any] = [None, 0]  # the pool, and the process that made it
 
 
 def applies(cv: Any) -> bool:
@@ -135,9 +136,10 @@ def _run(shares: list[list[int]], work: Any) -> None:
     if len(shares) == 1:
         work(shares[0])
         return
-    pool = _POOL[0]
-    if pool is None:
-        pool = _POOL[0] = ThreadPoolExecutor(MAX_THREADS - 1, thread_name_prefix="lf-conv")
+    pool, pid = _POOL
+    if pool is None or pid != os.getpid():  # a forked child has none of the parent's threads
+        pool = ThreadPoolExecutor(MAX_THREADS - 1, thread_name_prefix="lf-conv")
+        _POOL[:] = [pool, os.getpid()]
     futures = [pool.submit(work, share) for share in shares[1:]]
     try:
         work(shares[0])
