@@ -40,6 +40,7 @@ import numpy as np
 
 from layerflow._src.backend import blas_threads
 from layerflow._src.framework import errors
+from layerflow._src.ops import conv_small
 
 # Temporary buffers of one convolution call stay below this (see the module docstring).
 BUDGET_BYTES = 64 << 20
@@ -501,6 +502,8 @@ def _max_span(cv: Conv) -> int:
 def flat_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any, relu: bool,
                  keep: bool) -> tuple[Any, Any, Any]:  # fmt: skip
     """`conv_forward` by shifted frames (see above); the patches are never kept."""
+    if conv_small.applies(cv):  # whole images: by row frames, no wasted rows (conv_small.py)
+        return conv_small.forward(xp, x, w, cv, bias, relu, keep)
     (oh, ow) = cv.geo[0]
     g, mg = cv.g, cv.m // cv.g
     f, tail, offs = _flat_geometry(cv)
@@ -541,6 +544,8 @@ def flat_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, need_x: bool, need
                   need_b: bool, mask: Any) -> tuple[Any, Any, Any]:  # fmt: skip
     """`conv_backward` by shifted frames: the patch gradients are added back to the frames
     one contiguous slice per tap, and each image's frame interior is its input gradient."""
+    if conv_small.applies(cv):
+        return conv_small.backward(xp, x, w, dy, cv, need_x, need_w, need_b, mask)
     (t, _), (left, _) = cv.geo[1]
     g, mg, k = cv.g, cv.m // cv.g, cv.k
     f, tail, offs = _flat_geometry(cv)

@@ -35,6 +35,12 @@ def _pair(values: list[Any]) -> tuple[Any, Any, Any]:
     return values[0], values[1], values[2] if len(values) > 2 else None
 
 
+def _host_scalars(*arrays: Any) -> bool:
+    """Whether every array is a 0-d NumPy array of floats or ints (the metrics' scalar fast
+    paths, whose results equal the array paths' bit for bit)."""
+    return all(type(a) is np.ndarray and a.ndim == 0 and a.dtype.kind in "fiu" for a in arrays)
+
+
 def _inputs(*tensors: Any) -> list[Any]:
     return [t for t in tensors if t is not None]
 
@@ -43,6 +49,14 @@ def _inputs(*tensors: Any) -> list[Any]:
 @op("metric_sum_and_count", list_input=True, multi_out=True, same_dtype=False)
 def _sum_and_count(xp: Any, values: list[Any], dtype: str) -> Any:
     v = _float(values[0], xp)
+    if _host_scalars(v, *values[1:]):
+        # A scalar (the loss tracker's batch loss and batch size, every training step): the
+        # same float32 product and float64 sums (a sum starts from +0.0) in Python floats.
+        if len(values) == 1:
+            return np.asarray(float(v) + 0.0, dtype=dtype), np.asarray(1.0, dtype=dtype)
+        w = values[1].astype(v.dtype)
+        total, count = float(v * w) + 0.0, float(w) + 0.0
+        return np.asarray(total, dtype=dtype), np.asarray(count, dtype=dtype)
     if len(values) == 1:
         total, count = v.sum(dtype=np.float64), float(v.size)
     else:
@@ -65,6 +79,11 @@ def sum_and_count(values: Any, sample_weight: Any, dtype: str) -> tuple[Any, Any
 
 @op("metric_ratio", 2)
 def _ratio(xp: Any, num: Any, den: Any, wide: bool) -> Any:
+    if _host_scalars(num, den):  # a metric's result at every step: Python's float division
+        if wide:
+            d = float(den)
+            return np.asarray(float(num) / d if d != 0 else 0.0).astype(num.dtype)
+        return np.asarray(num / den if den > 0 else 0).astype(num.dtype)
     if wide:  # in float64, as Python floats divide: Mean's result
         n, d = num.astype(np.float64), den.astype(np.float64)
         return xp.where(d != 0, n / xp.where(d != 0, d, 1.0), 0.0).astype(num.dtype)

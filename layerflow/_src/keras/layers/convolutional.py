@@ -237,20 +237,23 @@ class Conv2D(_Conv):
 
     def call(self, inputs: Any) -> Any:
         # Bias and relu fused into the convolution op (groups too): one activation kept, not three.
+        # Another activation is applied to the fused op's output (the bias added chunk by chunk
+        # while the output is in cache, its gradient summed there too).
         relu = self.activation is activations.relu or self.activation is math_ops.relu
+        out = conv_ops.fused_conv2d(
+            inputs,
+            self.kernel,
+            self.bias,
+            self.strides,
+            self.padding.upper(),
+            data_format=_nchw(self),
+            dilations=self.dilation_rate,
+            groups=self.groups,
+            activation="relu" if relu else None,
+        )
         if relu or self.activation is activations.linear:
-            return conv_ops.fused_conv2d(
-                inputs,
-                self.kernel,
-                self.bias,
-                self.strides,
-                self.padding.upper(),
-                data_format=_nchw(self),
-                dilations=self.dilation_rate,
-                groups=self.groups,
-                activation="relu" if relu else None,
-            )
-        return super().call(inputs)
+            return out
+        return self.activation(out)
 
     def _convolve(self, x: Any, kernel: Any) -> Any:
         return conv_ops.conv2d(

@@ -128,6 +128,14 @@ class ArrayData:
         self.steps = steps or math.ceil(self.n / self.batch_size)
         self._rng = _rng() if shuffle else None
         self._device = arrays.feed_device()
+        # The common case, host arrays of numbers fed to the CPU: each batch is one gather per
+        # array, packed by a builder made once (no structure walk per batch; `_batch` below).
+        self._fast = None
+        if self._device.kind == "CPU":
+            parts = [nest.flatten(v) if v is not None else None for v in (self.x, self.y, self.sw)]
+            leaves = [a for p in parts if p is not None for a in p]
+            if all(_plain_host(a) for a in leaves):
+                self._fast = (leaves, _packer(self.x, self.y, self.sw))
 
     def __len__(self) -> int:
         return self.steps
@@ -140,6 +148,11 @@ class ArrayData:
         return arrays.rows(a, idx, self._device)
 
     def _batch(self, idx: Any) -> Any:
+        if self._fast is not None:
+            leaves, pack = self._fast
+            device = self._device
+            return pack([arrays.host_rows(a, idx, device) for a in leaves])
+
         def take(v: Any) -> Any:
             return None if v is None else nest.map_structure(lambda a: self._take(a, idx), v)
 
@@ -164,6 +177,38 @@ class ArrayData:
             yield self._batch(idx)
             start = stop
             step += 1
+
+
+def _plain_host(a: Any) -> bool:
+    """A host NumPy array of numbers (of rank >= 1): batches are its rows, gathered as they are."""
+    return type(a) is np.ndarray and a.ndim >= 1 and a.dtype.kind not in "SOUV"
+
+
+def _packer(x: Any, y: Any, sw: Any) -> Any:
+    """`values -> pack_x_y_sample_weight(x, y, sw)` with each of x, y, sw rebuilt from its
+    leaves (in `nest.flatten` order), the structures walked once here."""
+    counts = [0 if v is None else len(nest.flatten(v)) for v in (x, y, sw)]
+    plain = [v is not None and not nest.is_nested(v) for v in (x, y, sw)]
+
+    def part(v: Any, i: int, values: list[Any], at: int) -> Any:
+        if v is None:
+            return None
+        if plain[i]:
+            return values[at]
+        return nest.pack_sequence_as(v, values[at : at + counts[i]])
+
+    if all(plain[:2]) and sw is None:
+        return lambda values: (values[0], values[1])
+    if plain[0] and y is None and sw is None:
+        return lambda values: (values[0],)
+
+    def pack(values: list[Any]) -> Any:
+        px = part(x, 0, values, 0)
+        py = part(y, 1, values, counts[0])
+        psw = part(sw, 2, values, counts[0] + counts[1])
+        return pack_x_y_sample_weight(px, py, psw)
+
+    return pack
 
 
 def _class_weights(y: Any, sw: Any, class_weight: dict) -> Any:

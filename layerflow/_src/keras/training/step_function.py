@@ -32,6 +32,7 @@ import numpy as np
 from layerflow._src.autograph.conversion import convert as autograph_convert
 from layerflow._src.framework import errors
 from layerflow._src.framework.sparse_tensor import SparseTensor
+from layerflow._src.framework.tensor import Tensor
 from layerflow._src.function import tf_function
 from layerflow._src.keras.engine import layer_state
 from layerflow._src.ops import array_ops
@@ -69,6 +70,11 @@ def _steps(step: Callable[[Any], Any], batches: Any, keep_all: bool) -> Any:
 def _has_composite(batches: list[Any]) -> bool:
     """Whether a batch holds a RaggedTensor or SparseTensor: values a trace cannot take as
     inputs (it would capture them, a new trace per batch), so their steps run eagerly."""
+    for batch in batches:  # the usual batch, a tuple of tensors: no structure walk
+        if type(batch) is not tuple or any(type(v) is not Tensor for v in batch):
+            break
+    else:
+        return False
     return any(isinstance(v, RaggedTensor | SparseTensor) for v in nest.flatten(batches))
 
 

@@ -26,6 +26,7 @@ from layerflow._src.keras.training import compile_utils
 from layerflow._src.keras.training import data_adapter as da
 from layerflow._src.keras.training.callbacks_extra import resume_point
 from layerflow._src.keras.training.step_function import (
+    StepFunction,
     StepFunctions,
     check_steps_per_execution,
     executions,
@@ -301,6 +302,9 @@ class Trainer(StepFunctions):
         epoch_logs: dict[str, Any] = {}
         strategy = self._replicated_strategy("fit")
         train_function = self.make_train_function()
+        # A step function of layerflow's takes the execution's batches as they are (no
+        # iterator to wrap and drain again); one the user set is called as tf_keras calls it.
+        run = train_function.run if isinstance(train_function, StepFunction) else None
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             cbs.on_epoch_begin(epoch)
@@ -316,7 +320,7 @@ class Trainer(StepFunctions):
                 step += first
                 if batch_begin:
                     cbs.on_train_batch_begin(step)
-                logs = train_function(iter(chunk))
+                logs = run(chunk) if run is not None else train_function(iter(chunk))
                 if per_batch:
                     cbs.on_train_batch_end(step + len(chunk) - 1, _py_logs(logs))
                 if self.stop_training:
