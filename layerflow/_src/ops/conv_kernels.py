@@ -16,6 +16,13 @@ dz = dy (times the relu mask) is copied per chunk, the filter gradient accumulat
 patches @ dz^T, the input gradient scatters W @ dz back tap by tap (col2im), the bias gradient
 sums dz; nothing proportional to N * OH * OW * KH * KW is ever allocated.
 
+Channels-last gathering. A stride-1 layer with many channels on a small image (AlexNet's and
+GoogLeNet's 12x12 and 6x6 layers) copies its taps in runs of OW floats. `conv_rows` instead
+lays an input that is not channels-first already into zero-bordered channels-last frames and
+gathers one tap row of KW * C consecutive floats per copy; and when it has no more filters
+than input channels, its input gradient is the convolution of dz's frames with the flipped
+filter, gathered the same way, with no col2im (see `conv_rows`, and `Patches` for the rule).
+
 Choice per shape. Stride-1 convolutions whose padded frame is at most FLAT_WASTE times their
 output and whose wasted GEMM work is small beside the patch copies it saves (FLAT_EXTRA: LeNet's
 layers, VGG's and ResNet's first 3x3 stages; not the many-filter layers on small images) run by
@@ -25,6 +32,10 @@ per-row col2im loop; measured on LeNet's first layer, forward and backward take 
 against 7.5 ms by im2col, and 66 ms against 79 ms on a VGG-style 3x3 layer of 64 channels
 (`bench/lenet_epoch.py` prints the floor). Strided convolutions and frames much larger than
 the output keep im2col.
+
+Plans. `plan` computes a shape's geometry, algorithm and chunks once and keeps them (keyed
+by the shapes, the attrs and the tuning knobs below), so the forward and backward of every
+later step only look them up.
 
 Budget. `BUDGET_BYTES` bounds the temporary buffers of one call (patches, patch gradients, the
 chunk's dz). A single output row whose patches exceed it is still processed (the chunk cannot
@@ -36,10 +47,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from layerflow._src.backend import blas_threads
-from layerflow._src.framework import errors
+from layerflow._src.ops import conv_rows
+from layerflow._src.ops.conv_geometry import geometry, in_slice, ints, out_range, padding_attr
+
+__all__ = ["geometry", "in_slice", "ints", "out_range", "padding_attr"]  # re-exported: old path
 
 # Temporary buffers of one convolution call stay below this (see the module docstring).
 BUDGET_BYTES = 64 << 20
@@ -55,97 +67,29 @@ CHUNK_BYTES = 4 << 20
 # from 46 up (12x12x128 -> 128: 25 vs 32 ms; 6x6x256 -> 256: 23 vs 39 ms; AlexNet's 5x5 layer
 # at 81: 450 vs 520 ms).
 FLAT_EXTRA = 24.0
+# Stride-1 im2col gathers from channels-last frames (`conv_rows`) when a patch row's
+# consecutive values (KW * C with one group and no column dilation, else C / groups) number at
+# least ROWS_RUN and ROWS_OVER_CF times the channels-first copies' runs (OW). Measured (one
+# thread, batch 16, CPU ms forward + backward, old -> new): AlexNet's 12x12 layers of 384
+# filters 104 -> 99 and 72 -> 69, DenseNet's 6x6 and 3x3 layers 1.9 -> 1.1 and 1.1 -> 0.5;
+# strided layers lost (ResNet's 3x3/2 on 24x24x64: 2.6 -> 3.7 forward), as did AlexNet's
+# 11x11/4 first layer on one channel: they keep channels-first im2col.
+ROWS_RUN = 8
+ROWS_OVER_CF = 1.0
+# The input gradient of a stride-1 convolution by gathering dz (`conv_rows`) when the input has
+# at most this many pixels per output pixel (its GEMM computes one column per input pixel),
+# and the filters are at most DX_GATHER_M times the input channels (dz's patches have KH*KW*M
+# rows where col2im adds KH*KW*C: AlexNet's 96 -> 256 layer lost 30 ms by gathering).
+DX_GATHER_WASTE = 1.15
+DX_GATHER_M = 1.0
 
-# --- geometry -------------------------------------------------------------------------------------
-
-
-def ints(value: Any, n: int, what: str, opname: str) -> tuple[int, ...]:
-    """TF's int-or-list arguments: 1, n or n+2 entries (the batch and channel ones must be 1)."""
-    vals = [int(value)] if isinstance(value, int | np.integer) else [int(v) for v in value]
-    if len(vals) == 1:
-        vals = vals * n
-    elif len(vals) == n + 2:
-        if vals[0] != 1 or vals[-1] != 1:
-            raise errors.InvalidArgumentError(
-                None, opname, f"{opname}: {what} in the batch and channel dimensions must be 1, "
-                f"got {vals}.",
-            )  # fmt: skip
-        vals = vals[1:-1]
-    if len(vals) != n or any(v < 1 for v in vals):
-        raise ValueError(
-            f"{opname}: {what} must be 1, {n} or {n + 2} positive ints, got {value!r}."
-        )
-    return tuple(vals)
-
-
-def padding_attr(padding: Any) -> Any:
-    if isinstance(padding, str):
-        return padding.upper()
-    return tuple(tuple(int(v) for v in p) for p in padding)
-
-
-def geometry(
-    in_hw: tuple[int, ...],
-    k_hw: tuple[int, ...],
-    strides: tuple[int, ...],
-    dilations: tuple[int, ...],
-    padding: Any,
-    opname: str,
-) -> tuple[tuple, tuple]:
-    """(output sizes, ((before, after) per spatial axis)) as TF computes them."""
-    outs, pads = [], []
-    explicit = None
-    if not isinstance(padding, str):
-        explicit = [tuple(int(v) for v in p) for p in padding]
-        if len(explicit) == len(in_hw) + 2:
-            explicit = explicit[1:-1]
-        if len(explicit) != len(in_hw):
-            raise ValueError(f"{opname}: explicit padding needs one [before, after] per axis.")
-    else:
-        padding = padding.upper()
-        if padding not in ("SAME", "VALID"):
-            raise ValueError(f"{opname}: padding must be 'SAME' or 'VALID', got {padding!r}.")
-    for i, (n, k, s, d) in enumerate(zip(in_hw, k_hw, strides, dilations)):
-        eff = (k - 1) * d + 1
-        if explicit is not None:
-            before, after = explicit[i]
-            out = (n + before + after - eff) // s + 1
-        elif padding == "VALID":
-            before = after = 0
-            out = (n - eff) // s + 1
-        else:
-            out = -(-n // s)
-            total = max((out - 1) * s + eff - n, 0)
-            before, after = total // 2, total - total // 2
-        if out <= 0:
-            raise errors.InvalidArgumentError(
-                None,
-                opname,
-                f"{opname}: the window of size {eff} (kernel {k}, dilation {d}) does not fit in "
-                f"spatial dimension {i} of size {n} with padding {padding!r}: the output would "
-                "be empty. Use padding='SAME' or a smaller kernel.",
-            )
-        outs.append(out)
-        pads.append((before, after))
-    return tuple(outs), tuple(pads)
+# --- geometry (in `conv_geometry`) and chunk plans ----------------------------------------------
 
 
 def cf(xp: Any, a: Any) -> Any:
     """The (C, N, H, W) contiguous form of an NHWC array: free when `a` is a channels-first
     array seen through a transpose, as every output of the conv and pool kernels is."""
     return xp.ascontiguousarray(a.transpose(3, 0, 1, 2))
-
-
-def out_range(o0: int, o1: int, off: int, s: int, pad: int, size: int) -> tuple[int, int]:
-    """The outputs o in [o0, o1) whose input index o * s + off - pad lies inside [0, size)."""
-    lo = max(o0, -(-(pad - off) // s))
-    hi = min(o1, (size - 1 + pad - off) // s + 1)
-    return lo, max(lo, hi)
-
-
-def in_slice(lo: int, hi: int, off: int, s: int, pad: int) -> slice:
-    start = lo * s + off - pad
-    return slice(start, start + (hi - lo - 1) * s + 1, s)
 
 
 def chunks(n: int, oh: int, ow: int, per_pixel: int,
@@ -183,10 +127,11 @@ def is_pointwise(kh: int, kw: int, geo: Any) -> bool:
 
 
 class Conv:
-    """One convolution's shapes: input (N, H, W, C), filter (KH, KW, C / groups, M)."""
+    """One convolution's shapes: input (N, H, W, C), filter (KH, KW, C / groups, M), and the
+    algorithm and chunks picked for them (see the module docstring)."""
 
     __slots__ = ("n", "h", "w", "c", "kh", "kw", "cg", "m", "g", "geo", "pointwise", "per_pixel",
-                 "plan", "flat", "hp", "wp")  # fmt: skip
+                 "plan", "flat", "hp", "wp", "rows", "dx_rows")  # fmt: skip
 
     def __init__(self, x_shape: tuple, w_shape: tuple, geo: Any, groups: int) -> None:
         self.n, self.h, self.w, self.c = (int(v) for v in x_shape)
@@ -199,11 +144,28 @@ class Conv:
         waste = self.hp * self.wp / max(1, oh * ow)  # frame pixels per output pixel
         self.flat = (not self.pointwise and strides == (1, 1) and waste <= FLAT_WASTE
                      and (waste - 1) * (self.m // groups) <= FLAT_EXTRA)  # fmt: skip
+        run = self.kw * self.c if groups == 1 and geo[3][1] == 1 else self.cg
+        self.rows = (not self.pointwise and not self.flat and strides == (1, 1)
+                     and run >= ROWS_RUN and run >= ROWS_OVER_CF * ow)  # fmt: skip
+        self.dx_rows = (self.rows and strides == (1, 1) and self.m <= DX_GATHER_M * self.c
+                        and self.h * self.w <= DX_GATHER_WASTE * oh * ow)  # fmt: skip
         if self.flat:
             # Per frame pixel: patches, patch gradients (K each), dz and output (M each).
             self.per_pixel = 8 * (2 * k + 2 * self.m)
             self.plan = flat_chunks(self.n, oh, self.hp, self.wp, self.per_pixel,
                                     4 * (k + self.m))  # fmt: skip
+        elif self.rows:
+            # Per output pixel: patches (K), patch gradients (K, or KH*KW*M for dz's patches),
+            # dz (M), and the two frames' share (input and dz, about one pixel each).
+            kd, frames = k, self.hp * self.wp * self.c
+            if self.dx_rows:
+                kd = self.kh * self.kw * self.m
+                frames += (self.h + (self.kh - 1) * geo[3][0]) * (
+                    self.w + (self.kw - 1) * geo[3][1]) * self.m  # fmt: skip
+            frames /= max(1, oh * ow)
+            self.per_pixel = int(8 * (k + kd + self.m + frames))
+            self.plan = chunks(self.n, oh, ow, self.per_pixel)
+            self.dx_rows = self.dx_rows and all(r1 - r0 == oh for _, _, r0, r1 in self.plan)
         else:
             # Per output pixel: patches and patch gradients (K each), dz (M) in float64 at most.
             self.per_pixel = 0 if self.pointwise else 8 * (2 * k + self.m)
@@ -220,6 +182,30 @@ class Conv:
     def col0(self, chunk: tuple) -> int:
         (oh, ow) = self.geo[0]
         return chunk[0] * oh * ow + chunk[2] * ow
+
+
+_PLANS: dict = {}
+_PLANS_MAX = 256
+
+
+def plan(x_shape: tuple, w_shape: tuple, attrs: tuple, opname: str) -> Conv:
+    """The `Conv` of an input and filter shape and the op's attrs (strides, dilations,
+    padding, groups), computed once: a training step asks for the same few shapes at every
+    call (forward and backward), and geometry and chunk plans cost 0.1-0.4 ms each. The key
+    holds the tuning knobs too, so a changed knob (as tests do) plans afresh."""
+    x_shape, w_shape = tuple(int(v) for v in x_shape), tuple(int(v) for v in w_shape)
+    key = (x_shape, w_shape, attrs, BUDGET_BYTES, CHUNK_BYTES, FLAT_WASTE, FLAT_EXTRA,
+           ROWS_RUN, ROWS_OVER_CF, DX_GATHER_WASTE, DX_GATHER_M, chunks,
+           flat_chunks)  # fmt: skip
+    cv = _PLANS.get(key)
+    if cv is None:
+        strides, dilations, padding, groups = attrs
+        outs, pads = geometry(x_shape[1:3], w_shape[:2], strides, dilations, padding, opname)
+        cv = Conv(x_shape, w_shape, (outs, pads, strides, dilations), groups)
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[key] = cv
+    return cv
 
 
 def im2col(xp: Any, x5: Any, cv: Conv, chunk: tuple, buf: Any, zero: bool = True) -> Any:
@@ -303,17 +289,14 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
         return flat_forward(xp, x, w, cv, bias, relu, keep)
     (oh, ow) = cv.geo[0]
     g, mg = cv.g, cv.m // cv.g
-    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w)
+    patches = Patches(xp, x, cv)
     wt = _filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
     y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
     b = None if bias is None else bias.reshape(g, mg, 1)
-    buf = None if cv.pointwise else xp.empty(_buf_size(cv), dtype=x.dtype)
     cols = None
     mask = [] if keep and relu else None
-    prev = None
     for chunk in cv.plan:
-        cols = im2col(xp, x5, cv, chunk, buf, not same_borders(prev, chunk))
-        prev = chunk
+        cols = patches(chunk)
         c0 = cv.col0(chunk)
         out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
         blas_threads.gemm(cv.m, out.shape[2], cv.k)
@@ -326,6 +309,39 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
                 mask.append(xp.packbits((out > 0).ravel()))
     kept = cols if keep and len(cv.plan) == 1 and not cv.pointwise else None
     return y.reshape(cv.m, cv.n, oh, ow).transpose(1, 2, 3, 0), kept, mask
+
+
+class Patches:
+    """The (groups, K, pixels) patches of each chunk of one call, in one reused buffer: by
+    channels-first im2col (zeroing the padding's slots only when the chunk's shape changes),
+    or, for `cv.rows` and an input that is not channels-first already, gathered from
+    channels-last frames (`conv_rows`). A channels-first input (every conv and pool output)
+    keeps im2col: laying it into channels-last frames is a transposing copy, which cost more
+    than the longer runs saved (GoogLeNet's 12x12 3x3 layers: 3.9 -> 4.5 ms forward)."""
+
+    __slots__ = ("xp", "cv", "src", "buf", "frames", "prev", "rows")
+
+    def __init__(self, xp: Any, x: Any, cv: Conv) -> None:
+        self.xp, self.cv, self.prev, self.frames = xp, cv, None, None
+        self.buf = None if cv.pointwise else xp.empty(_buf_size(cv), dtype=x.dtype)
+        self.rows = cv.rows and not (cv.c > 1 and x.transpose(3, 0, 1, 2).flags.c_contiguous)
+        if self.rows:
+            (t, _), (left, _) = cv.geo[1]
+            self.src = x
+            self.frames = conv_rows.Frames(xp, _images_of(cv), cv.hp, cv.wp, cv.c, t, left,
+                                           cv.h, cv.w, x.dtype)  # fmt: skip
+        else:
+            self.src = cf(xp, x).reshape(cv.g, cv.cg, cv.n, cv.h, cv.w)
+
+    def __call__(self, chunk: tuple) -> Any:
+        cv = self.cv
+        if self.rows:
+            fr = self.frames.fill(self.src, chunk[0], chunk[1])
+            return conv_rows.gather(self.xp, fr, chunk[2], chunk[3], cv.geo[0], (cv.kh, cv.kw),
+                                    cv.geo[2], cv.geo[3], cv.g, self.buf)  # fmt: skip
+        cols = im2col(self.xp, self.src, cv, chunk, self.buf, not same_borders(self.prev, chunk))
+        self.prev = chunk
+        return cols
 
 
 def _chunk_mask(xp: Any, mask: list, i: int, cv: Conv, chunk: tuple) -> Any:
@@ -365,12 +381,20 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     (oh, ow) = cv.geo[0]
     g, mg, k = cv.g, cv.m // cv.g, cv.k
     dyt = dy.transpose(3, 0, 1, 2)  # (M, N, OH, OW) view
-    w3 = _filter_groups(xp, w, cv) if need_x else None  # (g, K, Mg)
-    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w) if need_w else None
+    gathered = need_x and cv.dx_rows  # the input gradient by dz's patches (`conv_rows`)
+    w3 = _filter_groups(xp, w, cv) if need_x and not gathered else None  # (g, K, Mg)
+    patches = Patches(xp, x, cv) if need_w and cols is None else None
     # A pointwise convolution's chunks are whole images: its input gradient is written by the
     # GEMM straight into dx (no zeroed array, no patch-gradient buffer, no add).
     whole = all(r0 == 0 and r1 == oh for _, _, r0, r1 in cv.plan)
-    direct = cv.pointwise and whole
+    direct = (cv.pointwise and whole) or gathered
+    if gathered:
+        hf, wf, top, left = conv_rows.dz_frame_offsets(cv)
+        nimg = _images_of(cv)
+        dzf = conv_rows.Frames(xp, nimg, hf, wf, cv.m, 0, 0, 0, 0, dy.dtype).buf
+        wrot = conv_rows.flipped_filter(xp, w, g)  # (g, Cg, KH*KW*Mg)
+        kd = cv.kh * cv.kw * mg
+        dzc_buf = xp.empty(g * kd * nimg * cv.h * cv.w, dtype=dy.dtype)
     dx5 = None
     if need_x:
         dx5 = xp.empty if direct else xp.zeros
@@ -381,10 +405,7 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     # dy read in place when it is channels-first already and no relu mask applies.
     in_place = mask is None and whole and dyt.flags.c_contiguous
     dz_buf = None if in_place else xp.empty(cv.m * most, dtype=dy.dtype)
-    cols_buf = None if cv.pointwise or not need_w or cols is not None else xp.empty(
-        _buf_size(cv), dtype=dy.dtype)  # fmt: skip
     dcols_buf = xp.empty(g * k * most, dtype=dy.dtype) if need_x and not direct else None
-    prev = None  # the chunk whose patches cols_buf holds
     for i, chunk in enumerate(cv.plan):
         n0, n1, r0, r1 = chunk
         p = cv.cols_of(chunk)
@@ -400,13 +421,17 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
         if need_b:
             db += dz3.sum(axis=2)
         if need_w:
-            pc = cols
-            if pc is None:
-                pc = im2col(xp, x5, cv, chunk, cols_buf, not same_borders(prev, chunk))
-                prev = chunk
+            pc = cols if cols is not None else patches(chunk)
             blas_threads.gemm(g * k, mg, p)
             dw += xp.matmul(pc, dz3.transpose(0, 2, 1))
-        if need_x:
+        if gathered:
+            fr = dzf[: n1 - n0]
+            conv_rows.place_dz(fr, dz.reshape(cv.m, n1 - n0, oh, ow), top, left)
+            dzc = conv_rows.gather(xp, fr, 0, cv.h, (cv.h, cv.w), (cv.kh, cv.kw), (1, 1),
+                                   cv.geo[3], g, dzc_buf)  # fmt: skip
+            blas_threads.gemm(cv.c, dzc.shape[2], kd)
+            xp.matmul(wrot, dzc, out=dx5[:, :, n0:n1].reshape(g, cv.cg, -1))
+        elif need_x:
             blas_threads.gemm(g * k, p, mg)
             if direct:
                 xp.matmul(w3, dz3, out=dx5[:, :, n0:n1].reshape(g, cv.cg, p))

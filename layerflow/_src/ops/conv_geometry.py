@@ -1,0 +1,94 @@
+"""Convolution geometry as TF computes it: int-or-list arguments, padding, output sizes, and
+the clipped ranges of outputs whose kernel tap falls inside the input (shared by the
+convolution and pooling kernels; `conv_kernels` re-exports these names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from layerflow._src.framework import errors
+
+
+def ints(value: Any, n: int, what: str, opname: str) -> tuple[int, ...]:
+    """TF's int-or-list arguments: 1, n or n+2 entries (the batch and channel ones must be 1)."""
+    vals = [int(value)] if isinstance(value, int | np.integer) else [int(v) for v in value]
+    if len(vals) == 1:
+        vals = vals * n
+    elif len(vals) == n + 2:
+        if vals[0] != 1 or vals[-1] != 1:
+            raise errors.InvalidArgumentError(
+                None, opname, f"{opname}: {what} in the batch and channel dimensions must be 1, "
+                f"got {vals}.",
+            )  # fmt: skip
+        vals = vals[1:-1]
+    if len(vals) != n or any(v < 1 for v in vals):
+        raise ValueError(
+            f"{opname}: {what} must be 1, {n} or {n + 2} positive ints, got {value!r}."
+        )
+    return tuple(vals)
+
+
+def padding_attr(padding: Any) -> Any:
+    if isinstance(padding, str):
+        return padding.upper()
+    return tuple(tuple(int(v) for v in p) for p in padding)
+
+
+def geometry(
+    in_hw: tuple[int, ...],
+    k_hw: tuple[int, ...],
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    padding: Any,
+    opname: str,
+) -> tuple[tuple, tuple]:
+    """(output sizes, ((before, after) per spatial axis)) as TF computes them."""
+    outs, pads = [], []
+    explicit = None
+    if not isinstance(padding, str):
+        explicit = [tuple(int(v) for v in p) for p in padding]
+        if len(explicit) == len(in_hw) + 2:
+            explicit = explicit[1:-1]
+        if len(explicit) != len(in_hw):
+            raise ValueError(f"{opname}: explicit padding needs one [before, after] per axis.")
+    else:
+        padding = padding.upper()
+        if padding not in ("SAME", "VALID"):
+            raise ValueError(f"{opname}: padding must be 'SAME' or 'VALID', got {padding!r}.")
+    for i, (n, k, s, d) in enumerate(zip(in_hw, k_hw, strides, dilations)):
+        eff = (k - 1) * d + 1
+        if explicit is not None:
+            before, after = explicit[i]
+            out = (n + before + after - eff) // s + 1
+        elif padding == "VALID":
+            before = after = 0
+            out = (n - eff) // s + 1
+        else:
+            out = -(-n // s)
+            total = max((out - 1) * s + eff - n, 0)
+            before, after = total // 2, total - total // 2
+        if out <= 0:
+            raise errors.InvalidArgumentError(
+                None,
+                opname,
+                f"{opname}: the window of size {eff} (kernel {k}, dilation {d}) does not fit in "
+                f"spatial dimension {i} of size {n} with padding {padding!r}: the output would "
+                "be empty. Use padding='SAME' or a smaller kernel.",
+            )
+        outs.append(out)
+        pads.append((before, after))
+    return tuple(outs), tuple(pads)
+
+
+def out_range(o0: int, o1: int, off: int, s: int, pad: int, size: int) -> tuple[int, int]:
+    """The outputs o in [o0, o1) whose input index o * s + off - pad lies inside [0, size)."""
+    lo = max(o0, -(-(pad - off) // s))
+    hi = min(o1, (size - 1 + pad - off) // s + 1)
+    return lo, max(lo, hi)
+
+
+def in_slice(lo: int, hi: int, off: int, s: int, pad: int) -> slice:
+    start = lo * s + off - pad
+    return slice(start, start + (hi - lo - 1) * s + 1, s)
