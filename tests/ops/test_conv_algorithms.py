@@ -371,3 +371,45 @@ def test_plans_are_computed_once_per_shape_and_tuning(monkeypatch):
     np.testing.assert_allclose(step().numpy(), g1.numpy(), rtol=1e-12)
     with pytest.raises(tf.errors.InvalidArgumentError, match="does not fit"):
         conv_kernels.plan((2, 2, 2, 3), (3, 3, 3, 5), ((1, 1), (1, 1), "VALID", 1), "conv2d")
+
+
+@pytest.mark.parametrize("rows", [False, True])
+@pytest.mark.parametrize("keep_bytes", [0, 1 << 20])
+def test_patches_of_several_chunks_are_kept_within_keep_bytes(monkeypatch, rows, keep_bytes):
+    """A recorded forward in several chunks keeps every chunk's patches (each in a place of
+    its own) when they all fit KEEP_BYTES: the filter gradient builds none again; else the
+    backward pass rebuilds them chunk by chunk. The gradients are the same either way."""
+    monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+    monkeypatch.setattr(conv_kernels, "ROWS_RUN", 0 if rows else 10**9)
+    monkeypatch.setattr(conv_kernels, "ROWS_OVER_CF", 0)
+    monkeypatch.setattr(conv_kernels, "KEEP_BYTES", keep_bytes)
+    monkeypatch.setattr(conv_kernels, "chunks", _two_rows_or_images)
+    xs, ws = (3, 5, 6, 2), (3, 3, 2, 3)
+    cv = _cv(xs, ws, 1, "SAME", (1, 1))
+    assert len(cv.plan) == 4 and cv.rows == rows
+    built = []
+    real_g, real_i = conv_kernels.conv_rows.gather, conv_kernels.im2col
+    monkeypatch.setattr(conv_kernels.conv_rows, "gather",
+                        lambda *a: built.append(a[1].shape[-1] == 2) or real_g(*a))  # fmt: skip
+    monkeypatch.setattr(conv_kernels, "im2col", lambda *a: built.append(True) or real_i(*a))
+    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[-1])
+    xt, wt, bt = tf.constant(x), tf.Variable(w), tf.Variable(b)
+    with tf.GradientTape() as tape:
+        y = fused_conv2d(xt, wt, bt, 1, "SAME", activation="relu")
+        loss = tf.reduce_sum(y * y)
+    gw, gb = tape.gradient(loss, [wt, bt])
+    assert built.count(True) == (4 if keep_bytes else 8)  # x's patches, forward (+ backward)
+
+    def ref(k, c):
+        return np.maximum(_ref(x, k, 1, "SAME", (1, 1)) + c, 0)
+
+    eps = 1e-6
+    for got, arg in ((gw, 0), (gb, 1)):
+        want = np.zeros(got.shape)
+        for idx in np.ndindex(*got.shape):
+            args = [w.copy(), b.copy()]
+            args[arg][idx] += eps
+            hi = (ref(*args) ** 2).sum()
+            args[arg][idx] -= 2 * eps
+            want[idx] = (hi - (ref(*args) ** 2).sum()) / (2 * eps)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)

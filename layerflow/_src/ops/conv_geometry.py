@@ -1,6 +1,7 @@
 """Convolution geometry as TF computes it: int-or-list arguments, padding, output sizes, and
-the clipped ranges of outputs whose kernel tap falls inside the input (shared by the
-convolution and pooling kernels; `conv_kernels` re-exports these names)."""
+the clipped ranges of outputs whose kernel tap falls inside the input; and the layout helpers
+the convolution algorithms share (channels-first form, grouped filter, relu mask of a chunk).
+Shared by the convolution and pooling kernels; `conv_kernels` re-exports these names."""
 
 from __future__ import annotations
 
@@ -92,3 +93,26 @@ def out_range(o0: int, o1: int, off: int, s: int, pad: int, size: int) -> tuple[
 def in_slice(lo: int, hi: int, off: int, s: int, pad: int) -> slice:
     start = lo * s + off - pad
     return slice(start, start + (hi - lo - 1) * s + 1, s)
+
+
+def cf(xp: Any, a: Any) -> Any:
+    """The (C, N, H, W) contiguous form of an NHWC array: free when `a` is a channels-first
+    array seen through a transpose, as every output of the conv and pool kernels is."""
+    return xp.ascontiguousarray(a.transpose(3, 0, 1, 2))
+
+
+def filter_groups(xp: Any, w: Any, cv: Any) -> Any:
+    """The filter (KH, KW, Cg, M) as (groups, K, Mg): row k of group g is tap-channel k."""
+    return xp.ascontiguousarray(w.reshape(cv.k, cv.g, cv.m // cv.g).transpose(1, 0, 2))
+
+
+def chunk_mask(xp: Any, mask: list, i: int, cv: Any, chunk: tuple) -> Any:
+    """Chunk `i`'s relu mask, (M, images, rows, OW) booleans, from its packed bits."""
+    n0, n1, r0, r1 = chunk
+    bits = xp.unpackbits(mask[i])[: cv.m * cv.cols_of(chunk)].view(bool)
+    return bits.reshape(cv.m, n1 - n0, r1 - r0, cv.geo[0][1])
+
+
+def images_of(cv: Any) -> int:
+    """The most images one chunk of `cv`'s plan holds."""
+    return max(n1 - n0 for n0, n1, _, _ in cv.plan)

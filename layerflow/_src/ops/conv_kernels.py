@@ -26,7 +26,7 @@ filter, gathered the same way, with no col2im (see `conv_rows`, and `Patches` fo
 Choice per shape. Stride-1 convolutions whose padded frame is at most FLAT_WASTE times their
 output and whose wasted GEMM work is small beside the patch copies it saves (FLAT_EXTRA: LeNet's
 layers, VGG's and ResNet's first 3x3 stages; not the many-filter layers on small images) run by
-shifted frames instead (see the section at the end): each tap's patch rows are one contiguous
+shifted frames instead (`conv_flat`): each tap's patch rows are one contiguous
 slice of the padded images, and the input gradient is added back the same way, with no
 per-row col2im loop; measured on LeNet's first layer, forward and backward take 5.9 ms of CPU
 against 7.5 ms by im2col, and 66 ms against 79 ms on a VGG-style 3x3 layer of 64 channels
@@ -49,9 +49,22 @@ from typing import Any
 
 from layerflow._src.backend import blas_threads
 from layerflow._src.ops import conv_rows
-from layerflow._src.ops.conv_geometry import geometry, in_slice, ints, out_range, padding_attr
+from layerflow._src.ops.conv_flat import flat_backward, flat_forward
+from layerflow._src.ops.conv_geometry import (
+    cf,
+    chunk_mask,
+    filter_groups,
+    geometry,
+    images_of,
+    in_slice,
+    ints,
+    out_range,
+    padding_attr,
+)
 
-__all__ = ["geometry", "in_slice", "ints", "out_range", "padding_attr"]  # re-exported: old path
+# Re-exported: the old import path of the geometry, and the shifted-frame kernels' entries.
+__all__ = ["cf", "flat_backward", "flat_forward", "geometry", "in_slice", "ints", "out_range",
+           "padding_attr"]  # fmt: skip
 
 # Temporary buffers of one convolution call stay below this (see the module docstring).
 BUDGET_BYTES = 64 << 20
@@ -82,14 +95,12 @@ ROWS_OVER_CF = 1.0
 # rows where col2im adds KH*KW*C: AlexNet's 96 -> 256 layer lost 30 ms by gathering).
 DX_GATHER_WASTE = 1.15
 DX_GATHER_M = 1.0
+# A recorded forward keeps its patches for the filter gradient when they are built in one
+# chunk, or when all its chunks' patches take at most this many bytes (AlexNet's 12x12 layers:
+# 21-32 MB at a batch of 16), instead of one reused buffer that the backward pass refills.
+KEEP_BYTES = 64 << 20
 
 # --- geometry (in `conv_geometry`) and chunk plans ----------------------------------------------
-
-
-def cf(xp: Any, a: Any) -> Any:
-    """The (C, N, H, W) contiguous form of an NHWC array: free when `a` is a channels-first
-    array seen through a transpose, as every output of the conv and pool kernels is."""
-    return xp.ascontiguousarray(a.transpose(3, 0, 1, 2))
 
 
 def chunks(n: int, oh: int, ow: int, per_pixel: int,
@@ -272,31 +283,29 @@ def col2im(xp: Any, dcols: Any, x_shape: tuple, cv: Conv, chunk: tuple, dx5: Any
                                                                clo:chi]  # fmt: skip
 
 
-def _filter_groups(xp: Any, w: Any, cv: Conv) -> Any:
-    """The filter (KH, KW, Cg, M) as (groups, K, Mg): row k of group g is tap-channel k."""
-    return xp.ascontiguousarray(w.reshape(cv.k, cv.g, cv.m // cv.g).transpose(1, 0, 2))
-
-
 def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool = False,
                  keep: bool = False) -> tuple[Any, Any, Any]:  # fmt: skip
     """(output NHWC view of a channels-first array, patches, relu mask); bias and relu are
     applied chunk by chunk. With `keep` (a tape records the op), the patches are returned when
-    they were built in one chunk (else None: the backward pass rebuilds them), and with `relu`
-    the mask of positive outputs, one bit per value (see `relu_mask`); else both are None."""
+    all of them fit KEEP_BYTES (one array, or a tuple of one per chunk; else None: the
+    backward pass rebuilds them), and with `relu` the mask of positive outputs, one bit per
+    value (see `relu_mask`); else both are None."""
     if not cv.plan:  # an empty batch
         return xp.zeros((0, *cv.geo[0], cv.m), dtype=x.dtype), None, [] if keep and relu else None
     if cv.flat:
         return flat_forward(xp, x, w, cv, bias, relu, keep)
     (oh, ow) = cv.geo[0]
     g, mg = cv.g, cv.m // cv.g
-    patches = Patches(xp, x, cv)
-    wt = _filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
+    kept = [] if keep and not cv.pointwise and _keeps_all(cv, x.dtype.itemsize) else None
+    patches = Patches(xp, x, cv, whole=kept is not None)
+    wt = filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
     y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
     b = None if bias is None else bias.reshape(g, mg, 1)
-    cols = None
     mask = [] if keep and relu else None
     for chunk in cv.plan:
         cols = patches(chunk)
+        if kept is not None:
+            kept.append(cols)
         c0 = cv.col0(chunk)
         out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
         blas_threads.gemm(cv.m, out.shape[2], cv.k)
@@ -307,8 +316,19 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
             xp.maximum(out, 0, out=out)
             if mask is not None:
                 mask.append(xp.packbits((out > 0).ravel()))
-    kept = cols if keep and len(cv.plan) == 1 and not cv.pointwise else None
+    if kept is not None:
+        kept = kept[0] if len(kept) == 1 else tuple(kept)
     return y.reshape(cv.m, cv.n, oh, ow).transpose(1, 2, 3, 0), kept, mask
+
+
+def _keeps_all(cv: Conv, itemsize: int) -> bool:
+    """Whether the forward keeps every chunk's patches for the backward pass: in one chunk
+    (they are in the buffer anyway), or all of them within KEEP_BYTES."""
+    return len(cv.plan) == 1 or _all_patches(cv) * itemsize <= KEEP_BYTES
+
+
+def _all_patches(cv: Conv) -> int:
+    return cv.kh * cv.kw * cv.c * cv.n * cv.geo[0][0] * cv.geo[0][1]
 
 
 class Patches:
@@ -319,36 +339,35 @@ class Patches:
     keeps im2col: laying it into channels-last frames is a transposing copy, which cost more
     than the longer runs saved (GoogLeNet's 12x12 3x3 layers: 3.9 -> 4.5 ms forward)."""
 
-    __slots__ = ("xp", "cv", "src", "buf", "frames", "prev", "rows")
+    __slots__ = ("xp", "cv", "src", "buf", "frames", "prev", "rows", "whole")
 
-    def __init__(self, xp: Any, x: Any, cv: Conv) -> None:
-        self.xp, self.cv, self.prev, self.frames = xp, cv, None, None
-        self.buf = None if cv.pointwise else xp.empty(_buf_size(cv), dtype=x.dtype)
+    def __init__(self, xp: Any, x: Any, cv: Conv, whole: bool = False) -> None:
+        self.xp, self.cv, self.prev, self.frames, self.whole = xp, cv, None, None, whole
+        # `whole`: every chunk's patches in a place of their own (kept for the backward pass)
+        size = _all_patches(cv) if whole else _buf_size(cv)
+        self.buf = None if cv.pointwise else xp.empty(size, dtype=x.dtype)
         self.rows = cv.rows and not (cv.c > 1 and x.transpose(3, 0, 1, 2).flags.c_contiguous)
         if self.rows:
             (t, _), (left, _) = cv.geo[1]
             self.src = x
-            self.frames = conv_rows.Frames(xp, _images_of(cv), cv.hp, cv.wp, cv.c, t, left,
+            self.frames = conv_rows.Frames(xp, images_of(cv), cv.hp, cv.wp, cv.c, t, left,
                                            cv.h, cv.w, x.dtype)  # fmt: skip
         else:
             self.src = cf(xp, x).reshape(cv.g, cv.cg, cv.n, cv.h, cv.w)
 
     def __call__(self, chunk: tuple) -> Any:
         cv = self.cv
+        buf = self.buf
+        if self.whole and buf is not None and cv.col0(chunk):
+            buf = buf[cv.kh * cv.kw * cv.c * cv.col0(chunk) :]
         if self.rows:
             fr = self.frames.fill(self.src, chunk[0], chunk[1])
             return conv_rows.gather(self.xp, fr, chunk[2], chunk[3], cv.geo[0], (cv.kh, cv.kw),
-                                    cv.geo[2], cv.geo[3], cv.g, self.buf)  # fmt: skip
-        cols = im2col(self.xp, self.src, cv, chunk, self.buf, not same_borders(self.prev, chunk))
+                                    cv.geo[2], cv.geo[3], cv.g, buf)  # fmt: skip
+        fresh = self.whole or not same_borders(self.prev, chunk)
+        cols = im2col(self.xp, self.src, cv, chunk, buf, fresh)
         self.prev = chunk
         return cols
-
-
-def _chunk_mask(xp: Any, mask: list, i: int, cv: Conv, chunk: tuple) -> Any:
-    """Chunk `i`'s relu mask, (M, images, rows, OW) booleans, from its packed bits."""
-    n0, n1, r0, r1 = chunk
-    bits = xp.unpackbits(mask[i])[: cv.m * cv.cols_of(chunk)].view(bool)
-    return bits.reshape(cv.m, n1 - n0, r1 - r0, cv.geo[0][1])
 
 
 def relu_mask(xp: Any, mask: list, cv: Conv, dtype: Any) -> Any:
@@ -358,7 +377,7 @@ def relu_mask(xp: Any, mask: list, cv: Conv, dtype: Any) -> Any:
     full = xp.empty((cv.m, cv.n, oh, ow), dtype=dtype)
     for i, chunk in enumerate(cv.plan):
         n0, n1, r0, r1 = chunk
-        full[:, n0:n1, r0:r1, :] = _chunk_mask(xp, mask, i, cv, chunk)
+        full[:, n0:n1, r0:r1, :] = chunk_mask(xp, mask, i, cv, chunk)
     return full.transpose(1, 2, 3, 0)
 
 
@@ -382,7 +401,7 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     g, mg, k = cv.g, cv.m // cv.g, cv.k
     dyt = dy.transpose(3, 0, 1, 2)  # (M, N, OH, OW) view
     gathered = need_x and cv.dx_rows  # the input gradient by dz's patches (`conv_rows`)
-    w3 = _filter_groups(xp, w, cv) if need_x and not gathered else None  # (g, K, Mg)
+    w3 = filter_groups(xp, w, cv) if need_x and not gathered else None  # (g, K, Mg)
     patches = Patches(xp, x, cv) if need_w and cols is None else None
     # A pointwise convolution's chunks are whole images: its input gradient is written by the
     # GEMM straight into dx (no zeroed array, no patch-gradient buffer, no add).
@@ -390,7 +409,7 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     direct = (cv.pointwise and whole) or gathered
     if gathered:
         hf, wf, top, left = conv_rows.dz_frame_offsets(cv)
-        nimg = _images_of(cv)
+        nimg = images_of(cv)
         dzf = conv_rows.Frames(xp, nimg, hf, wf, cv.m, 0, 0, 0, 0, dy.dtype).buf
         wrot = conv_rows.flipped_filter(xp, w, g)  # (g, Cg, KH*KW*Mg)
         kd = cv.kh * cv.kw * mg
@@ -414,14 +433,14 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
         else:
             dz = dz_buf[: cv.m * p].reshape(cv.m, n1 - n0, r1 - r0, ow)
             if mask is not None:
-                xp.multiply(dyt[:, n0:n1, r0:r1, :], _chunk_mask(xp, mask, i, cv, chunk), out=dz)
+                xp.multiply(dyt[:, n0:n1, r0:r1, :], chunk_mask(xp, mask, i, cv, chunk), out=dz)
             else:
                 dz[...] = dyt[:, n0:n1, r0:r1, :]
         dz3 = dz.reshape(g, mg, p)
         if need_b:
             db += dz3.sum(axis=2)
         if need_w:
-            pc = cols if cols is not None else patches(chunk)
+            pc = patches(chunk) if cols is None else cols[i] if type(cols) is tuple else cols
             blas_threads.gemm(g * k, mg, p)
             dw += xp.matmul(pc, dz3.transpose(0, 2, 1))
         if gathered:
@@ -442,177 +461,6 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     dx = None
     if need_x:
         dx = dx5.reshape(cv.c, cv.n, cv.h, cv.w).transpose(1, 2, 3, 0)
-    if need_w:
-        dw = dw.transpose(1, 0, 2).reshape(cv.kh, cv.kw, cv.cg, cv.m)
-    if need_b:
-        db = db.reshape(cv.m)
-    return dx, dw, db
-
-
-# --- the shifted-frame algorithm (stride 1) -------------------------------------------------------
-#
-# With stride 1, output pixel (oh, ow) of an image reads, for tap (i, j), the padded input at
-# (oh + i*dh, ow + j*dw). Number the pixels of the padded frame (HP x WP) of every image one
-# after the other: output q = n*HP*WP + oh*WP + ow reads frame pixel q + i*dh*WP + j*dw. So each
-# tap's rows of the patch matrix are ONE contiguous slice of the flat frames, shifted by the
-# tap's offset (a memcpy, not a loop over output rows), and in the backward pass the patch
-# gradients go back to the frames the same way (one contiguous add per tap: no col2im loop).
-# The price: the GEMMs also compute the frame pixels that are no output (rows >= OH, columns
-# >= OW), HP*WP / (OH*OW) - 1 of the work, so `Conv` picks this algorithm only up to
-# FLAT_WASTE. Those columns are discarded in the forward pass and carry a zero gradient in the
-# backward pass (they read real inputs, so a non-finite input there can make the filter
-# gradient NaN where im2col would not). The frames are built chunk by chunk (whole images,
-# or one image for bands of rows), so no padded copy of the whole input is made.
-
-
-def _flat_geometry(cv: Conv) -> tuple[int, int, list[int]]:
-    """(frame pixels per image, tail, offset of each tap in the flat frames)."""
-    dh, dw = cv.geo[3]
-    tail = (cv.kh - 1) * dh * cv.wp + (cv.kw - 1) * dw
-    offs = [i * dh * cv.wp + j * dw for i in range(cv.kh) for j in range(cv.kw)]
-    return cv.hp * cv.wp, tail, offs
-
-
-def _flat_span(cv: Conv, chunk: tuple) -> tuple[int, int, bool]:
-    """(first frame pixel, pixels) a chunk's outputs span, and whether it is whole images."""
-    n0, n1, r0, r1 = chunk
-    whole = r0 == 0 and r1 == cv.geo[0][0]
-    if whole:
-        return 0, (n1 - n0) * cv.hp * cv.wp, True
-    return r0 * cv.wp, (r1 - r0) * cv.wp, False
-
-
-def _valid(a: Any, cv: Conv, chunk: tuple, whole: bool) -> Any:
-    """The outputs among a chunk's frame pixels: (..., p) -> (..., images, rows, OW) view."""
-    n0, n1, r0, r1 = chunk
-    (oh, ow) = cv.geo[0]
-    if whole:
-        return a.reshape(*a.shape[:-1], n1 - n0, cv.hp, cv.wp)[..., :oh, :ow]
-    return a.reshape(*a.shape[:-1], 1, r1 - r0, cv.wp)[..., :ow]
-
-
-def _frames(cv: Conv, n_images: int, tail: int) -> tuple:
-    return (cv.g, cv.cg, n_images * cv.hp * cv.wp + tail)
-
-
-def _fill_frames(x5: Any, cv: Conv, n0: int, n1: int, fbuf: Any, tail: int) -> Any:
-    """Images [n0, n1) of `x5` (groups, Cg, N, H, W) in their padded frames, flat, in `fbuf`
-    (zeroed once: the padding is never written); the tail past the last frame is zeroed."""
-    (t, _), (left, _) = cv.geo[1]
-    f = cv.hp * cv.wp
-    fr = fbuf[..., : (n1 - n0) * f + tail]
-    inner = fr[..., : (n1 - n0) * f].reshape(cv.g, cv.cg, n1 - n0, cv.hp, cv.wp)
-    inner[..., t : t + cv.h, left : left + cv.w] = x5[:, :, n0:n1]
-    fr[..., (n1 - n0) * f :] = 0  # a larger previous chunk left its pixels there
-    return fr
-
-
-def _flat_cols(fr: Any, cv: Conv, start: int, p: int, offs: list, cbuf: Any) -> Any:
-    """The chunk's patches (groups, KH*KW*Cg, p): one contiguous slice of the frames per tap."""
-    cols = cbuf[: cv.g * cv.k * p].reshape(cv.g, cv.kh * cv.kw, cv.cg, p)
-    for t, off in enumerate(offs):
-        cols[:, t] = fr[..., start + off : start + off + p]
-    return cols.reshape(cv.g, cv.k, p)
-
-
-def _images_of(cv: Conv) -> int:
-    return max(n1 - n0 for n0, n1, _, _ in cv.plan)
-
-
-def _max_span(cv: Conv) -> int:
-    return max(_flat_span(cv, c)[1] for c in cv.plan)
-
-
-def flat_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any, relu: bool,
-                 keep: bool) -> tuple[Any, Any, Any]:  # fmt: skip
-    """`conv_forward` by shifted frames (see above); the patches are never kept."""
-    (oh, ow) = cv.geo[0]
-    g, mg = cv.g, cv.m // cv.g
-    f, tail, offs = _flat_geometry(cv)
-    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w)
-    wt = _filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
-    y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
-    b = None if bias is None else bias.reshape(g, mg, 1, 1, 1)
-    span = _max_span(cv)
-    fbuf = xp.zeros(_frames(cv, _images_of(cv), tail), dtype=x.dtype)
-    cbuf = xp.empty(g * cv.k * span, dtype=x.dtype)
-    obuf = xp.empty(cv.m * span, dtype=x.dtype)
-    mask = [] if keep and relu else None
-    built = None
-    for chunk in cv.plan:
-        n0, n1, r0, r1 = chunk
-        start, p, whole = _flat_span(cv, chunk)
-        if built != (n0, n1):
-            fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
-        cols = _flat_cols(fr, cv, start, p, offs, cbuf)
-        ob = obuf[: cv.m * p].reshape(g, mg, p)
-        blas_threads.gemm(cv.m, p, cv.k)
-        xp.matmul(wt, cols, out=ob)
-        c0 = cv.col0(chunk)
-        out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
-        out5 = out.reshape(g, mg, n1 - n0, r1 - r0, ow)
-        if b is not None:
-            xp.add(_valid(ob, cv, chunk, whole), b, out=out5)
-        else:
-            out5[...] = _valid(ob, cv, chunk, whole)
-        if relu:
-            xp.maximum(out, 0, out=out)
-            if mask is not None:
-                mask.append(xp.packbits((out > 0).ravel()))
-    return y.reshape(cv.m, cv.n, oh, ow).transpose(1, 2, 3, 0), None, mask
-
-
-def flat_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, need_x: bool, need_w: bool,
-                  need_b: bool, mask: Any) -> tuple[Any, Any, Any]:  # fmt: skip
-    """`conv_backward` by shifted frames: the patch gradients are added back to the frames
-    one contiguous slice per tap, and each image's frame interior is its input gradient."""
-    (t, _), (left, _) = cv.geo[1]
-    g, mg, k = cv.g, cv.m // cv.g, cv.k
-    f, tail, offs = _flat_geometry(cv)
-    dyt = dy.transpose(3, 0, 1, 2)  # (M, N, OH, OW) view
-    span, nimg = _max_span(cv), _images_of(cv)
-    w3 = _filter_groups(xp, w, cv) if need_x else None  # (g, K, Mg)
-    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w) if need_w else None
-    dx5 = xp.empty((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype) if need_x else None
-    dw = xp.zeros((g, k, mg), dtype=dy.dtype) if need_w else None
-    db = xp.zeros((g, mg), dtype=dy.dtype) if need_b else None
-    # The frame pixels that are no output keep a zero gradient: written once, never again.
-    dz_buf = xp.zeros(cv.m * span, dtype=dy.dtype)
-    fbuf = xp.zeros(_frames(cv, nimg, tail), dtype=dy.dtype) if need_w else None
-    cbuf = xp.empty(g * k * span, dtype=dy.dtype) if need_w or need_x else None
-    dxf = xp.zeros(_frames(cv, nimg, tail), dtype=dy.dtype) if need_x else None
-    built = None
-    for i, chunk in enumerate(cv.plan):
-        n0, n1, r0, r1 = chunk
-        start, p, whole = _flat_span(cv, chunk)
-        dz = dz_buf[: cv.m * p].reshape(cv.m, p)
-        dzv = _valid(dz, cv, chunk, whole)
-        if mask is not None:
-            xp.multiply(dyt[:, n0:n1, r0:r1, :], _chunk_mask(xp, mask, i, cv, chunk), out=dzv)
-        else:
-            dzv[...] = dyt[:, n0:n1, r0:r1, :]
-        dz3 = dz.reshape(g, mg, p)
-        if need_b:
-            db += dz3.sum(axis=2)
-        if need_w:
-            if built != (n0, n1):
-                fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
-            cols = _flat_cols(fr, cv, start, p, offs, cbuf)
-            blas_threads.gemm(g * k, mg, p)
-            dw += xp.matmul(cols, dz3.transpose(0, 2, 1))
-        if need_x:
-            if start == 0:  # a chunk's first rows: its frames start from zero
-                dxf[..., : (n1 - n0) * f + tail] = 0
-            dcols = cbuf[: g * k * p].reshape(g, k, p)
-            blas_threads.gemm(g * k, p, mg)
-            xp.matmul(w3, dz3, out=dcols)
-            d4 = dcols.reshape(g, cv.kh * cv.kw, cv.cg, p)
-            for tp, off in enumerate(offs):
-                dxf[..., start + off : start + off + p] += d4[:, tp]
-            if whole or r1 == cv.geo[0][0]:  # the chunk's images are complete
-                frames = dxf[..., : (n1 - n0) * f].reshape(g, cv.cg, n1 - n0, cv.hp, cv.wp)
-                dx5[:, :, n0:n1] = frames[..., t : t + cv.h, left : left + cv.w]
-    dx = dx5.reshape(cv.c, cv.n, cv.h, cv.w).transpose(1, 2, 3, 0) if need_x else None
     if need_w:
         dw = dw.transpose(1, 0, 2).reshape(cv.kh, cv.kw, cv.cg, cv.m)
     if need_b:
