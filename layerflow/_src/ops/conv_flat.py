@@ -7,7 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.backend import blas_threads
-from layerflow._src.ops.conv_geometry import cf, chunk_mask, filter_groups, images_of
+from layerflow._src.ops.conv_geometry import (
+    add_filter_grad,
+    cf,
+    chunk_mask,
+    filter_groups,
+    images_of,
+)
 
 # --- the shifted-frame algorithm (stride 1) -------------------------------------------------------
 #
@@ -130,7 +136,8 @@ def flat_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_
     w3 = filter_groups(xp, w, cv) if need_x else None  # (g, K, Mg)
     x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w) if need_w else None
     dx5 = xp.empty((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype) if need_x else None
-    dw = xp.zeros((g, k, mg), dtype=dy.dtype) if need_w else None
+    dw = xp.empty((g, k, mg), dtype=dy.dtype) if need_w else None
+    dw_part: list = []  # a buffer for the later chunks' filter gradients
     db = xp.zeros((g, mg), dtype=dy.dtype) if need_b else None
     # The frame pixels that are no output keep a zero gradient: written once, never again.
     dz_buf = xp.zeros(cv.m * span, dtype=dy.dtype)
@@ -155,7 +162,7 @@ def flat_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_
                 fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
             cols = _flat_cols(fr, cv, start, p, offs, cbuf)
             blas_threads.gemm(g * k, mg, p)
-            dw += xp.matmul(cols, dz3.transpose(0, 2, 1))
+            add_filter_grad(xp, cols, dz3, dw, i, dw_part)
         if need_x:
             if start == 0:  # a chunk's first rows: its frames start from zero
                 dxf[..., : (n1 - n0) * f + tail] = 0

@@ -116,3 +116,16 @@ def chunk_mask(xp: Any, mask: list, i: int, cv: Any, chunk: tuple) -> Any:
 def images_of(cv: Any) -> int:
     """The most images one chunk of `cv`'s plan holds."""
     return max(n1 - n0 for n0, n1, _, _ in cv.plan)
+
+
+def add_filter_grad(xp: Any, cols: Any, dz3: Any, dw: Any, i: int, part: list) -> None:
+    """Chunk `i`'s share of the filter gradient, patches (groups, K, p) @ dz (groups, Mg, p)^T:
+    the first chunk's GEMM writes `dw` itself, the later ones' go through one reused buffer
+    kept in `part` and are added (no zeroed dw, no new array per chunk)."""
+    if i == 0:
+        xp.matmul(cols, dz3.transpose(0, 2, 1), out=dw)
+        return
+    if not part:
+        part.append(xp.empty_like(dw))
+    xp.matmul(cols, dz3.transpose(0, 2, 1), out=part[0])
+    dw += part[0]

@@ -51,6 +51,7 @@ from layerflow._src.backend import blas_threads
 from layerflow._src.ops import conv_rows
 from layerflow._src.ops.conv_flat import flat_backward, flat_forward
 from layerflow._src.ops.conv_geometry import (
+    add_filter_grad,
     cf,
     chunk_mask,
     filter_groups,
@@ -255,11 +256,17 @@ def same_borders(prev: tuple | None, chunk: tuple) -> bool:
 
 def _zero_border(dst: Any, rlo: int, rhi: int, clo: int, chi: int) -> None:
     """Zero what the tap reads from the padding: rows outside [rlo, rhi), columns outside
-    [clo, chi) of the chunk's (..., rows, OW) slot."""
-    dst[..., :rlo, :] = 0
-    dst[..., rhi:, :] = 0
-    dst[..., :, :clo] = 0
-    dst[..., :, chi:] = 0
+    [clo, chi) of the chunk's (..., rows, OW) slot (an empty side costs no call: most taps of
+    most chunks have none)."""
+    rows, ow = dst.shape[-2:]
+    if rlo > 0:
+        dst[..., :rlo, :] = 0
+    if rhi < rows:
+        dst[..., rhi:, :] = 0
+    if clo > 0:
+        dst[..., :, :clo] = 0
+    if chi < ow:
+        dst[..., :, chi:] = 0
 
 
 def col2im(xp: Any, dcols: Any, x_shape: tuple, cv: Conv, chunk: tuple, dx5: Any) -> None:
@@ -418,7 +425,8 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     if need_x:
         dx5 = xp.empty if direct else xp.zeros
         dx5 = dx5((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype)
-    dw = xp.zeros((g, k, mg), dtype=dy.dtype) if need_w else None
+    dw = xp.empty((g, k, mg), dtype=dy.dtype) if need_w else None
+    dw_part: list = []  # a buffer for the later chunks' filter gradients
     db = xp.zeros((g, mg), dtype=dy.dtype) if need_b else None
     most = max(cv.cols_of(c) for c in cv.plan)
     # dy read in place when it is channels-first already and no relu mask applies.
@@ -442,7 +450,7 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
         if need_w:
             pc = patches(chunk) if cols is None else cols[i] if type(cols) is tuple else cols
             blas_threads.gemm(g * k, mg, p)
-            dw += xp.matmul(pc, dz3.transpose(0, 2, 1))
+            add_filter_grad(xp, pc, dz3, dw, i, dw_part)
         if gathered:
             fr = dzf[: n1 - n0]
             conv_rows.place_dz(fr, dz.reshape(cv.m, n1 - n0, oh, ow), top, left)
