@@ -83,11 +83,13 @@ CHUNK_BYTES = 4 << 20
 FLAT_EXTRA = 24.0
 # Stride-1 im2col gathers from channels-last frames (`conv_rows`) when a patch row's
 # consecutive values (KW * C with one group and no column dilation, else C / groups) number at
-# least ROWS_RUN and ROWS_OVER_CF times the channels-first copies' runs (OW). Measured (one
-# thread, batch 16, CPU ms forward + backward, old -> new): AlexNet's 12x12 layers of 384
-# filters 104 -> 99 and 72 -> 69, DenseNet's 6x6 and 3x3 layers 1.9 -> 1.1 and 1.1 -> 0.5;
-# strided layers lost (ResNet's 3x3/2 on 24x24x64: 2.6 -> 3.7 forward), as did AlexNet's
-# 11x11/4 first layer on one channel: they keep channels-first im2col.
+# least ROWS_RUN and ROWS_OVER_CF times the channels-first copies' runs (OW), and the input is
+# not channels-first already (see `Patches`). Measured with `bench/conv_layers.py` (one thread,
+# batch 16, min CPU ms, old -> new): the input gradient by dz's patches took AlexNet's 12x12
+# layers' backward passes 66 -> 62 (384 -> 384) and 47 -> 41 (384 -> 256), DenseNet's 6x6
+# ones 1.2-2.3 -> 0.5-1.1; strided layers lost (ResNet's 3x3/2 on 24x24x64: 2.6 -> 3.7
+# forward, the 1x1/2 projection 0.5 -> 1.4), as did AlexNet's 11x11/4 first layer on one
+# channel (13.5 -> 16.4): they keep channels-first im2col.
 ROWS_RUN = 8
 ROWS_OVER_CF = 1.0
 # The input gradient of a stride-1 convolution by gathering dz (`conv_rows`) when the input has
