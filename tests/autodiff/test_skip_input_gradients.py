@@ -127,6 +127,7 @@ def test_first_conv_layer_runs_no_col2im(monkeypatch):
 
     monkeypatch.setattr(conv_kernels, "col2im", counting)
     monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)  # the im2col algorithm (col2im)
+    monkeypatch.setattr(conv_kernels, "ROWS_RUN", 10**9)  # channels-first
     x = tf.constant(rng.random((2, 8, 8, 1), dtype=np.float32))
     w1 = tf.Variable(rng.standard_normal((3, 3, 1, 4)).astype(np.float32))
     w2 = tf.Variable(rng.standard_normal((3, 3, 4, 2)).astype(np.float32))

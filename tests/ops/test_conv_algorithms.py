@@ -28,6 +28,8 @@ CASES = [
     ((2, 9, 8, 2), (3, 3, 2, 2), 1, "SAME", (2, 1)),  # dilation
     ((1, 8, 9, 4), (2, 3, 1, 8), 4, "VALID", (1, 2)),  # depthwise-like, dilated
     ((2, 6, 5, 2), (3, 3, 2, 3), 1, [[0, 0], [2, 0], [1, 3], [0, 0]], (1, 1)),  # explicit
+    # padding wider than the kernel: outputs that read only padding, cropped from dz's frame
+    ((2, 4, 5, 3), (2, 2, 3, 2), 1, [[0, 0], [3, 1], [0, 2], [0, 0]], (1, 1)),
 ]
 
 
@@ -43,10 +45,22 @@ def _cv(xs, ws, groups, padding, dil):
     return conv_kernels.Conv(xs, ws, (*geo, (1, 1), dil), groups)
 
 
-@pytest.fixture(params=["im2col", "flat", "flat-images", "flat-bands"])
+@pytest.fixture(params=["im2col", "flat", "flat-images", "flat-bands", "rows", "rows-col2im",
+                        "rows-bands"])  # fmt: skip
 def algorithm(request, monkeypatch):
     if request.param == "im2col":
         monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+        monkeypatch.setattr(conv_kernels, "ROWS_RUN", 10**9)
+    elif request.param.startswith("rows"):  # patches gathered from channels-last frames
+        monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+        monkeypatch.setattr(conv_kernels, "ROWS_RUN", 0)
+        monkeypatch.setattr(conv_kernels, "ROWS_OVER_CF", 0)
+        monkeypatch.setattr(conv_kernels, "DX_GATHER_WASTE", 1e9)  # dx by dz's patches
+        monkeypatch.setattr(conv_kernels, "DX_GATHER_M", 1e9)
+        if request.param == "rows-col2im":
+            monkeypatch.setattr(conv_kernels, "DX_GATHER_WASTE", 0)
+        if request.param == "rows-bands":  # bands of rows (dx by col2im), several images
+            monkeypatch.setattr(conv_kernels, "chunks", _two_rows_or_images)
     else:
         monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 1e9)
         monkeypatch.setattr(conv_kernels, "FLAT_EXTRA", 1e9)
@@ -66,6 +80,12 @@ def _two_images(real):
     return plan
 
 
+def _two_rows_or_images(n, oh, ow, per_pixel, budget=None):
+    """Two images per chunk for the first images, then bands of two rows of the last one."""
+    head = [(n0, min(n - 1, n0 + 2), 0, oh) for n0 in range(0, n - 1, 2)]
+    return head + [(n - 1, n, r0, min(oh, r0 + 2)) for r0 in range(0, oh, 2)]
+
+
 def _two_rows(n, oh, hp, wp, per_pixel, cached):
     return [(i, i + 1, r0, min(oh, r0 + 2)) for i in range(n) for r0 in range(0, oh, 2)]
 
@@ -73,7 +93,9 @@ def _two_rows(n, oh, hp, wp, per_pixel, cached):
 @pytest.mark.parametrize("xs,ws,groups,padding,dil", CASES)
 def test_conv_values_and_gradients(algorithm, xs, ws, groups, padding, dil):
     cv = _cv(xs, ws, groups, padding, dil)
-    assert cv.flat == (algorithm != "im2col")
+    assert cv.flat == algorithm.startswith("flat")
+    assert cv.rows == algorithm.startswith("rows")
+    assert cv.dx_rows == (algorithm == "rows")
     if algorithm == "flat-bands":
         assert any(r1 - r0 < cv.geo[0][0] for _, _, r0, r1 in cv.plan)
     x, w = rng.standard_normal(xs), rng.standard_normal(ws)
@@ -197,6 +219,7 @@ def test_backward_reads_a_channels_first_dy_in_place(monkeypatch, ws, groups, re
     outputs are): read in place when no relu mask applies; a pointwise conv writes its input
     gradient by the GEMM straight into dx. Strided im2col here (FLAT_WASTE 0), both layers."""
     monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+    monkeypatch.setattr(conv_kernels, "ROWS_RUN", 10**9)  # channels-first
     xs = (2, 5, 6, 4)
     x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[-1])
     w2 = rng.standard_normal((1, 1, 6, 3))
@@ -229,6 +252,7 @@ def test_im2col_zeroes_the_padding_once_for_chunks_of_the_same_shape(monkeypatch
     """Chunks of one image each, then bands of rows: the padding's zeros written by the first
     chunk serve the next ones of the same shape; a chunk of another shape writes its own."""
     monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+    monkeypatch.setattr(conv_kernels, "ROWS_RUN", 10**9)  # channels-first
     xs, ws = (4, 6, 5, 2), (3, 3, 2, 3)
 
     def plan(n, oh, ow, per_pixel, budget=None):
@@ -251,3 +275,141 @@ def test_im2col_zeroes_the_padding_once_for_chunks_of_the_same_shape(monkeypatch
     check_op(lambda a, k, c: fused_conv2d(a, k, c, strides, "SAME", activation="relu"),
              [x, w, b], ref, grad_rtol=1e-4, dtypes=("float64",))  # fmt: skip
     assert zeros[:5] == [True, False, False, True, True]  # the forward's five chunks
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_rows_take_channels_first_inputs_by_im2col_with_the_same_result(monkeypatch, relu):
+    """An input laid out channels-first (as conv and pool outputs are) is not copied into
+    channels-last frames: its patches come from channels-first im2col; values and gradients
+    (dx still by dz's patches) match those of the same input laid out channels-last."""
+    monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+    monkeypatch.setattr(conv_kernels, "ROWS_RUN", 0)
+    monkeypatch.setattr(conv_kernels, "ROWS_OVER_CF", 0)
+    xs, ws = (3, 6, 7, 4), (3, 3, 4, 4)
+    assert _cv(xs, ws, 1, "SAME", (1, 1)).dx_rows
+    x = rng.standard_normal(xs)
+    x_cf = np.ascontiguousarray(x.transpose(3, 0, 1, 2)).transpose(1, 2, 3, 0)
+    w, b = rng.standard_normal(ws), rng.standard_normal(ws[-1])
+    gathered, im2col = [], []
+    real_g, real_i = conv_kernels.conv_rows.gather, conv_kernels.im2col
+    monkeypatch.setattr(conv_kernels.conv_rows, "gather",
+                        lambda *a: gathered.append(a[1].shape[-1]) or real_g(*a))  # fmt: skip
+    monkeypatch.setattr(conv_kernels, "im2col", lambda *a: im2col.append(1) or real_i(*a))
+    act = "relu" if relu else None
+    outs = []
+    for a in (x, x_cf):
+        gathered.clear()
+        im2col.clear()
+        at, wt, bt = tf.constant(a), tf.constant(w), tf.constant(b)
+        with tf.GradientTape() as tape:
+            tape.watch([at, wt, bt])
+            y = fused_conv2d(at, wt, bt, 1, "SAME", activation=act)
+            loss = tf.reduce_sum(y * y)
+        outs.append([y.numpy(), *(g.numpy() for g in tape.gradient(loss, [at, wt, bt]))])
+        # x's patches (one chunk, kept for the filter gradient), then dz's for dx
+        if a is x:  # from channels-last frames of x
+            assert gathered == [4, 4] and not im2col
+        else:  # by im2col; dz's are still gathered
+            assert gathered == [4] and len(im2col) == 1
+    for got, want in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    ref = _ref(x, w, 1, "SAME", (1, 1)) + b
+    np.testing.assert_allclose(outs[0][0], np.maximum(ref, 0) if relu else ref, rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "strides,dil,groups",
+    [((1, 1), (1, 1), 1), ((2, 3), (1, 1), 1), ((1, 2), (2, 1), 1), ((2, 1), (1, 2), 2)],
+)
+def test_gather_from_channels_last_frames_matches_a_tap_loop(strides, dil, groups):
+    """`conv_rows.gather` on its own: strides, dilations and groups, whole images and a band
+    of rows, laid out (groups, K, pixels) with K in the filter's (row, column, channel) order."""
+    from layerflow._src.ops import conv_rows
+
+    kh, kw, n, hp, wp, c = 3, 2, 2, 11, 12, 4
+    fr = rng.standard_normal((n, hp, wp, c))
+    oh = (hp - (kh - 1) * dil[0] - 1) // strides[0] + 1
+    ow = (wp - (kw - 1) * dil[1] - 1) // strides[1] + 1
+    cg = c // groups
+    want = np.empty((groups, kh, kw, cg, n, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            win = fr[:, i * dil[0] :: strides[0], j * dil[1] :: strides[1]][:, :oh, :ow]
+            want[:, i, j] = win.reshape(n, oh, ow, groups, cg).transpose(3, 4, 0, 1, 2)
+    for r0, r1 in [(0, oh), (1, oh - 1)]:
+        buf = np.empty(groups * kh * kw * cg * n * oh * ow)
+        got = conv_rows.gather(np, fr, r0, r1, (oh, ow), (kh, kw), strides, dil, groups, buf)
+        ref = want[..., r0:r1, :].reshape(groups, kh * kw * cg, -1)
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_plans_are_computed_once_per_shape_and_tuning(monkeypatch):
+    """Geometry and chunk plans are computed on a shape's first call only (forward and
+    backward of later steps reuse them); a changed tuning knob plans afresh."""
+    calls = []
+    real = conv_kernels.geometry
+    monkeypatch.setattr(conv_kernels, "geometry", lambda *a: calls.append(a) or real(*a))
+    monkeypatch.setattr(conv_kernels, "_PLANS", {})
+    x = tf.constant(rng.standard_normal((2, 7, 6, 3)))
+    w = tf.Variable(rng.standard_normal((3, 3, 3, 5)))
+
+    def step():
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(tf.nn.conv2d(x, w, 1, "SAME", dilations=(1, 2)) ** 2)
+        return tape.gradient(y, w)
+
+    g1 = step()
+    assert len(calls) == 1
+    step()
+    assert len(calls) == 1
+    attrs = ((1, 1), (1, 2), "SAME", 1)
+    cv = conv_kernels.plan((2, 7, 6, 3), (3, 3, 3, 5), attrs, "conv2d")
+    assert conv_kernels.plan([2, 7, 6, 3], (3, 3, 3, 5), attrs, "conv2d") is cv
+    monkeypatch.setattr(conv_kernels, "BUDGET_BYTES", 1)
+    fresh = conv_kernels.plan((2, 7, 6, 3), (3, 3, 3, 5), attrs, "conv2d")
+    assert fresh is not cv and len(fresh.plan) > len(cv.plan) and len(calls) == 2
+    np.testing.assert_allclose(step().numpy(), g1.numpy(), rtol=1e-12)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not fit"):
+        conv_kernels.plan((2, 2, 2, 3), (3, 3, 3, 5), ((1, 1), (1, 1), "VALID", 1), "conv2d")
+
+
+@pytest.mark.parametrize("rows", [False, True])
+@pytest.mark.parametrize("keep_bytes", [0, 1 << 20])
+def test_patches_of_several_chunks_are_kept_within_keep_bytes(monkeypatch, rows, keep_bytes):
+    """A recorded forward in several chunks keeps every chunk's patches (each in a place of
+    its own) when they all fit KEEP_BYTES: the filter gradient builds none again; else the
+    backward pass rebuilds them chunk by chunk. The gradients are the same either way."""
+    monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)
+    monkeypatch.setattr(conv_kernels, "ROWS_RUN", 0 if rows else 10**9)
+    monkeypatch.setattr(conv_kernels, "ROWS_OVER_CF", 0)
+    monkeypatch.setattr(conv_kernels, "KEEP_BYTES", keep_bytes)
+    monkeypatch.setattr(conv_kernels, "chunks", _two_rows_or_images)
+    xs, ws = (3, 5, 6, 2), (3, 3, 2, 3)
+    cv = _cv(xs, ws, 1, "SAME", (1, 1))
+    assert len(cv.plan) == 4 and cv.rows == rows
+    built = []
+    real_g, real_i = conv_kernels.conv_rows.gather, conv_kernels.im2col
+    monkeypatch.setattr(conv_kernels.conv_rows, "gather",
+                        lambda *a: built.append(a[1].shape[-1] == 2) or real_g(*a))  # fmt: skip
+    monkeypatch.setattr(conv_kernels, "im2col", lambda *a: built.append(True) or real_i(*a))
+    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[-1])
+    xt, wt, bt = tf.constant(x), tf.Variable(w), tf.Variable(b)
+    with tf.GradientTape() as tape:
+        y = fused_conv2d(xt, wt, bt, 1, "SAME", activation="relu")
+        loss = tf.reduce_sum(y * y)
+    gw, gb = tape.gradient(loss, [wt, bt])
+    assert built.count(True) == (4 if keep_bytes else 8)  # x's patches, forward (+ backward)
+
+    def ref(k, c):
+        return np.maximum(_ref(x, k, 1, "SAME", (1, 1)) + c, 0)
+
+    eps = 1e-6
+    for got, arg in ((gw, 0), (gb, 1)):
+        want = np.zeros(got.shape)
+        for idx in np.ndindex(*got.shape):
+            args = [w.copy(), b.copy()]
+            args[arg][idx] += eps
+            hi = (ref(*args) ** 2).sum()
+            args[arg][idx] -= 2 * eps
+            want[idx] = (hi - (ref(*args) ** 2).sum()) / (2 * eps)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)

@@ -6,7 +6,7 @@ import pytest
 
 import layerflow as tf
 from layerflow._src.autodiff.gradcheck import check_op, check_second_derivative
-from layerflow._src.ops import conv_kernels
+from layerflow._src.ops import conv_kernels, conv_rows
 from layerflow._src.ops.conv_ops import fused_conv2d
 from tests.ops.test_conv_ops import conv_ref, pool_ref
 
@@ -129,23 +129,34 @@ CHUNK_CASES = [
 ]
 
 
+@pytest.mark.parametrize("layout", ["channels-first", "rows"])
 @pytest.mark.parametrize("budget", [1, "images"])
 @pytest.mark.parametrize("xs,ws,strides,padding,dil,groups", CHUNK_CASES)
-def test_chunked_kernels_match_the_reference(monkeypatch, budget, xs, ws, strides, padding, dil,
-                                             groups):  # fmt: skip
+def test_chunked_kernels_match_the_reference(monkeypatch, layout, budget, xs, ws, strides,
+                                             padding, dil, groups):  # fmt: skip
     """A tiny budget cuts the output into one-row bands, a small one into several rows or
-    images per chunk; values and all three gradients match, padding clipped at band edges."""
+    images per chunk; values and all three gradients match, padding clipped at band edges.
+    Patches by channels-first im2col, or gathered from channels-last frames (`conv_rows`)."""
     monkeypatch.setattr(conv_kernels, "FLAT_WASTE", 0)  # the im2col algorithm
+    rows = layout == "rows"
+    monkeypatch.setattr(conv_kernels, "ROWS_RUN", 0 if rows else 10**9)
+    monkeypatch.setattr(conv_kernels, "ROWS_OVER_CF", 0)
     geo = conv_kernels.geometry(xs[1:3], ws[:2], strides, dil, padding, "conv2d")
     cv = conv_kernels.Conv(xs, ws, (*geo, strides, dil), groups)
+    assert cv.rows == (rows and not cv.pointwise and strides == (1, 1))  # stride 1 only
     if budget == "images":  # whole images per chunk, two when there are three
         budget = 2 * cv.per_pixel * geo[0][0] * geo[0][1] + 1
     monkeypatch.setattr(conv_kernels, "BUDGET_BYTES", budget)
     x, w = rng.standard_normal(xs), rng.standard_normal(ws)
     b = rng.standard_normal(ws[-1])
     calls = []
-    real = conv_kernels.im2col
-    monkeypatch.setattr(conv_kernels, "im2col", lambda *a: calls.append(a[3]) or real(*a))
+    if cv.rows:
+        real_gather = conv_rows.gather
+        spy = lambda *a: calls.append((0, 0) + a[2:4]) or real_gather(*a)  # noqa: E731
+        monkeypatch.setattr(conv_rows, "gather", spy)
+    else:
+        real = conv_kernels.im2col
+        monkeypatch.setattr(conv_kernels, "im2col", lambda *a: calls.append(a[3]) or real(*a))
     fused_conv2d(x, w, b, strides, padding, dilations=dil, groups=groups)
     assert len(calls) > 1  # the case is chunked
     if budget > 1:

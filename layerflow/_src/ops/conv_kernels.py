@@ -16,15 +16,26 @@ dz = dy (times the relu mask) is copied per chunk, the filter gradient accumulat
 patches @ dz^T, the input gradient scatters W @ dz back tap by tap (col2im), the bias gradient
 sums dz; nothing proportional to N * OH * OW * KH * KW is ever allocated.
 
+Channels-last gathering. A stride-1 layer with many channels on a small image (AlexNet's and
+GoogLeNet's 12x12 and 6x6 layers) copies its taps in runs of OW floats. `conv_rows` instead
+lays an input that is not channels-first already into zero-bordered channels-last frames and
+gathers one tap row of KW * C consecutive floats per copy; and when it has no more filters
+than input channels, its input gradient is the convolution of dz's frames with the flipped
+filter, gathered the same way, with no col2im (see `conv_rows`, and `Patches` for the rule).
+
 Choice per shape. Stride-1 convolutions whose padded frame is at most FLAT_WASTE times their
 output and whose wasted GEMM work is small beside the patch copies it saves (FLAT_EXTRA: LeNet's
 layers, VGG's and ResNet's first 3x3 stages; not the many-filter layers on small images) run by
-shifted frames instead (see the section at the end): each tap's patch rows are one contiguous
+shifted frames instead (`conv_flat`): each tap's patch rows are one contiguous
 slice of the padded images, and the input gradient is added back the same way, with no
 per-row col2im loop; measured on LeNet's first layer, forward and backward take 5.9 ms of CPU
 against 7.5 ms by im2col, and 66 ms against 79 ms on a VGG-style 3x3 layer of 64 channels
 (`bench/lenet_epoch.py` prints the floor). Strided convolutions and frames much larger than
 the output keep im2col.
+
+Plans. `plan` computes a shape's geometry, algorithm and chunks once and keeps them (keyed
+by the shapes, the attrs and the tuning knobs below), so the forward and backward of every
+later step only look them up.
 
 Budget. `BUDGET_BYTES` bounds the temporary buffers of one call (patches, patch gradients, the
 chunk's dz). A single output row whose patches exceed it is still processed (the chunk cannot
@@ -36,11 +47,25 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from layerflow._src.backend import blas_threads
-from layerflow._src.framework import errors
-from layerflow._src.ops import conv_small
+from layerflow._src.ops import conv_rows
+from layerflow._src.ops.conv_flat import flat_backward, flat_forward
+from layerflow._src.ops.conv_geometry import (
+    add_filter_grad,
+    cf,
+    chunk_mask,
+    filter_groups,
+    geometry,
+    images_of,
+    in_slice,
+    ints,
+    out_range,
+    padding_attr,
+)
+
+# Re-exported: the old import path of the geometry, and the shifted-frame kernels' entries.
+__all__ = ["cf", "flat_backward", "flat_forward", "geometry", "in_slice", "ints", "out_range",
+           "padding_attr"]  # fmt: skip
 
 # Temporary buffers of one convolution call stay below this (see the module docstring).
 BUDGET_BYTES = 64 << 20
@@ -56,97 +81,29 @@ CHUNK_BYTES = 4 << 20
 # from 46 up (12x12x128 -> 128: 25 vs 32 ms; 6x6x256 -> 256: 23 vs 39 ms; AlexNet's 5x5 layer
 # at 81: 450 vs 520 ms).
 FLAT_EXTRA = 24.0
+# Stride-1 im2col gathers from channels-last frames (`conv_rows`) when a patch row's
+# consecutive values (KW * C with one group and no column dilation, else C / groups) number at
+# least ROWS_RUN and ROWS_OVER_CF times the channels-first copies' runs (OW), and the input is
+# not channels-first already (see `Patches`). Measured with `bench/conv_layers.py` (one thread,
+# batch 16, min CPU ms, old -> new): the input gradient by dz's patches took AlexNet's 12x12
+# layers' backward passes 66 -> 62 (384 -> 384) and 47 -> 41 (384 -> 256), DenseNet's 6x6
+# ones 1.2-2.3 -> 0.5-1.1; strided layers lost (ResNet's 3x3/2 on 24x24x64: 2.6 -> 3.7
+# forward, the 1x1/2 projection 0.5 -> 1.4), as did AlexNet's 11x11/4 first layer on one
+# channel (13.5 -> 16.4): they keep channels-first im2col.
+ROWS_RUN = 8
+ROWS_OVER_CF = 1.0
+# The input gradient of a stride-1 convolution by gathering dz (`conv_rows`) when the input has
+# at most this many pixels per output pixel (its GEMM computes one column per input pixel),
+# and the filters are at most DX_GATHER_M times the input channels (dz's patches have KH*KW*M
+# rows where col2im adds KH*KW*C: AlexNet's 96 -> 256 layer lost 30 ms by gathering).
+DX_GATHER_WASTE = 1.15
+DX_GATHER_M = 1.0
+# A recorded forward keeps its patches for the filter gradient when they are built in one
+# chunk, or when all its chunks' patches take at most this many bytes (AlexNet's 12x12 layers:
+# 21-32 MB at a batch of 16), instead of one reused buffer that the backward pass refills.
+KEEP_BYTES = 64 << 20
 
-# --- geometry -------------------------------------------------------------------------------------
-
-
-def ints(value: Any, n: int, what: str, opname: str) -> tuple[int, ...]:
-    """TF's int-or-list arguments: 1, n or n+2 entries (the batch and channel ones must be 1)."""
-    vals = [int(value)] if isinstance(value, int | np.integer) else [int(v) for v in value]
-    if len(vals) == 1:
-        vals = vals * n
-    elif len(vals) == n + 2:
-        if vals[0] != 1 or vals[-1] != 1:
-            raise errors.InvalidArgumentError(
-                None, opname, f"{opname}: {what} in the batch and channel dimensions must be 1, "
-                f"got {vals}.",
-            )  # fmt: skip
-        vals = vals[1:-1]
-    if len(vals) != n or any(v < 1 for v in vals):
-        raise ValueError(
-            f"{opname}: {what} must be 1, {n} or {n + 2} positive ints, got {value!r}."
-        )
-    return tuple(vals)
-
-
-def padding_attr(padding: Any) -> Any:
-    if isinstance(padding, str):
-        return padding.upper()
-    return tuple(tuple(int(v) for v in p) for p in padding)
-
-
-def geometry(
-    in_hw: tuple[int, ...],
-    k_hw: tuple[int, ...],
-    strides: tuple[int, ...],
-    dilations: tuple[int, ...],
-    padding: Any,
-    opname: str,
-) -> tuple[tuple, tuple]:
-    """(output sizes, ((before, after) per spatial axis)) as TF computes them."""
-    outs, pads = [], []
-    explicit = None
-    if not isinstance(padding, str):
-        explicit = [tuple(int(v) for v in p) for p in padding]
-        if len(explicit) == len(in_hw) + 2:
-            explicit = explicit[1:-1]
-        if len(explicit) != len(in_hw):
-            raise ValueError(f"{opname}: explicit padding needs one [before, after] per axis.")
-    else:
-        padding = padding.upper()
-        if padding not in ("SAME", "VALID"):
-            raise ValueError(f"{opname}: padding must be 'SAME' or 'VALID', got {padding!r}.")
-    for i, (n, k, s, d) in enumerate(zip(in_hw, k_hw, strides, dilations)):
-        eff = (k - 1) * d + 1
-        if explicit is not None:
-            before, after = explicit[i]
-            out = (n + before + after - eff) // s + 1
-        elif padding == "VALID":
-            before = after = 0
-            out = (n - eff) // s + 1
-        else:
-            out = -(-n // s)
-            total = max((out - 1) * s + eff - n, 0)
-            before, after = total // 2, total - total // 2
-        if out <= 0:
-            raise errors.InvalidArgumentError(
-                None,
-                opname,
-                f"{opname}: the window of size {eff} (kernel {k}, dilation {d}) does not fit in "
-                f"spatial dimension {i} of size {n} with padding {padding!r}: the output would "
-                "be empty. Use padding='SAME' or a smaller kernel.",
-            )
-        outs.append(out)
-        pads.append((before, after))
-    return tuple(outs), tuple(pads)
-
-
-def cf(xp: Any, a: Any) -> Any:
-    """The (C, N, H, W) contiguous form of an NHWC array: free when `a` is a channels-first
-    array seen through a transpose, as every output of the conv and pool kernels is."""
-    return xp.ascontiguousarray(a.transpose(3, 0, 1, 2))
-
-
-def out_range(o0: int, o1: int, off: int, s: int, pad: int, size: int) -> tuple[int, int]:
-    """The outputs o in [o0, o1) whose input index o * s + off - pad lies inside [0, size)."""
-    lo = max(o0, -(-(pad - off) // s))
-    hi = min(o1, (size - 1 + pad - off) // s + 1)
-    return lo, max(lo, hi)
-
-
-def in_slice(lo: int, hi: int, off: int, s: int, pad: int) -> slice:
-    start = lo * s + off - pad
-    return slice(start, start + (hi - lo - 1) * s + 1, s)
+# --- geometry (in `conv_geometry`) and chunk plans ----------------------------------------------
 
 
 def chunks(n: int, oh: int, ow: int, per_pixel: int,
@@ -184,10 +141,11 @@ def is_pointwise(kh: int, kw: int, geo: Any) -> bool:
 
 
 class Conv:
-    """One convolution's shapes: input (N, H, W, C), filter (KH, KW, C / groups, M)."""
+    """One convolution's shapes: input (N, H, W, C), filter (KH, KW, C / groups, M), and the
+    algorithm and chunks picked for them (see the module docstring)."""
 
     __slots__ = ("n", "h", "w", "c", "kh", "kw", "cg", "m", "g", "geo", "pointwise", "per_pixel",
-                 "plan", "flat", "hp", "wp")  # fmt: skip
+                 "plan", "flat", "hp", "wp", "rows", "dx_rows")  # fmt: skip
 
     def __init__(self, x_shape: tuple, w_shape: tuple, geo: Any, groups: int) -> None:
         self.n, self.h, self.w, self.c = (int(v) for v in x_shape)
@@ -200,11 +158,28 @@ class Conv:
         waste = self.hp * self.wp / max(1, oh * ow)  # frame pixels per output pixel
         self.flat = (not self.pointwise and strides == (1, 1) and waste <= FLAT_WASTE
                      and (waste - 1) * (self.m // groups) <= FLAT_EXTRA)  # fmt: skip
+        run = self.kw * self.c if groups == 1 and geo[3][1] == 1 else self.cg
+        self.rows = (not self.pointwise and not self.flat and strides == (1, 1)
+                     and run >= ROWS_RUN and run >= ROWS_OVER_CF * ow)  # fmt: skip
+        self.dx_rows = (self.rows and strides == (1, 1) and self.m <= DX_GATHER_M * self.c
+                        and self.h * self.w <= DX_GATHER_WASTE * oh * ow)  # fmt: skip
         if self.flat:
             # Per frame pixel: patches, patch gradients (K each), dz and output (M each).
             self.per_pixel = 8 * (2 * k + 2 * self.m)
             self.plan = flat_chunks(self.n, oh, self.hp, self.wp, self.per_pixel,
                                     4 * (k + self.m))  # fmt: skip
+        elif self.rows:
+            # Per output pixel: patches (K), patch gradients (K, or KH*KW*M for dz's patches),
+            # dz (M), and the two frames' share (input and dz, about one pixel each).
+            kd, frames = k, self.hp * self.wp * self.c
+            if self.dx_rows:
+                kd = self.kh * self.kw * self.m
+                frames += (self.h + (self.kh - 1) * geo[3][0]) * (
+                    self.w + (self.kw - 1) * geo[3][1]) * self.m  # fmt: skip
+            frames /= max(1, oh * ow)
+            self.per_pixel = int(8 * (k + kd + self.m + frames))
+            self.plan = chunks(self.n, oh, ow, self.per_pixel)
+            self.dx_rows = self.dx_rows and all(r1 - r0 == oh for _, _, r0, r1 in self.plan)
         else:
             # Per output pixel: patches and patch gradients (K each), dz (M) in float64 at most.
             self.per_pixel = 0 if self.pointwise else 8 * (2 * k + self.m)
@@ -221,6 +196,30 @@ class Conv:
     def col0(self, chunk: tuple) -> int:
         (oh, ow) = self.geo[0]
         return chunk[0] * oh * ow + chunk[2] * ow
+
+
+_PLANS: dict = {}
+_PLANS_MAX = 256
+
+
+def plan(x_shape: tuple, w_shape: tuple, attrs: tuple, opname: str) -> Conv:
+    """The `Conv` of an input and filter shape and the op's attrs (strides, dilations,
+    padding, groups), computed once: a training step asks for the same few shapes at every
+    call (forward and backward), and geometry and chunk plans cost 0.1-0.4 ms each. The key
+    holds the tuning knobs too, so a changed knob (as tests do) plans afresh."""
+    x_shape, w_shape = tuple(int(v) for v in x_shape), tuple(int(v) for v in w_shape)
+    key = (x_shape, w_shape, attrs, BUDGET_BYTES, CHUNK_BYTES, FLAT_WASTE, FLAT_EXTRA,
+           ROWS_RUN, ROWS_OVER_CF, DX_GATHER_WASTE, DX_GATHER_M, chunks,
+           flat_chunks)  # fmt: skip
+    cv = _PLANS.get(key)
+    if cv is None:
+        strides, dilations, padding, groups = attrs
+        outs, pads = geometry(x_shape[1:3], w_shape[:2], strides, dilations, padding, opname)
+        cv = Conv(x_shape, w_shape, (outs, pads, strides, dilations), groups)
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[key] = cv
+    return cv
 
 
 def im2col(xp: Any, x5: Any, cv: Conv, chunk: tuple, buf: Any, zero: bool = True) -> Any:
@@ -259,11 +258,17 @@ def same_borders(prev: tuple | None, chunk: tuple) -> bool:
 
 def _zero_border(dst: Any, rlo: int, rhi: int, clo: int, chi: int) -> None:
     """Zero what the tap reads from the padding: rows outside [rlo, rhi), columns outside
-    [clo, chi) of the chunk's (..., rows, OW) slot."""
-    dst[..., :rlo, :] = 0
-    dst[..., rhi:, :] = 0
-    dst[..., :, :clo] = 0
-    dst[..., :, chi:] = 0
+    [clo, chi) of the chunk's (..., rows, OW) slot (an empty side costs no call: most taps of
+    most chunks have none)."""
+    rows, ow = dst.shape[-2:]
+    if rlo > 0:
+        dst[..., :rlo, :] = 0
+    if rhi < rows:
+        dst[..., rhi:, :] = 0
+    if clo > 0:
+        dst[..., :, :clo] = 0
+    if chi < ow:
+        dst[..., :, chi:] = 0
 
 
 def col2im(xp: Any, dcols: Any, x_shape: tuple, cv: Conv, chunk: tuple, dx5: Any) -> None:
@@ -287,34 +292,29 @@ def col2im(xp: Any, dcols: Any, x_shape: tuple, cv: Conv, chunk: tuple, dx5: Any
                                                                clo:chi]  # fmt: skip
 
 
-def _filter_groups(xp: Any, w: Any, cv: Conv) -> Any:
-    """The filter (KH, KW, Cg, M) as (groups, K, Mg): row k of group g is tap-channel k."""
-    return xp.ascontiguousarray(w.reshape(cv.k, cv.g, cv.m // cv.g).transpose(1, 0, 2))
-
-
 def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool = False,
                  keep: bool = False) -> tuple[Any, Any, Any]:  # fmt: skip
     """(output NHWC view of a channels-first array, patches, relu mask); bias and relu are
     applied chunk by chunk. With `keep` (a tape records the op), the patches are returned when
-    they were built in one chunk (else None: the backward pass rebuilds them), and with `relu`
-    the mask of positive outputs, one bit per value (see `relu_mask`); else both are None."""
+    all of them fit KEEP_BYTES (one array, or a tuple of one per chunk; else None: the
+    backward pass rebuilds them), and with `relu` the mask of positive outputs, one bit per
+    value (see `relu_mask`); else both are None."""
     if not cv.plan:  # an empty batch
         return xp.zeros((0, *cv.geo[0], cv.m), dtype=x.dtype), None, [] if keep and relu else None
     if cv.flat:
         return flat_forward(xp, x, w, cv, bias, relu, keep)
     (oh, ow) = cv.geo[0]
     g, mg = cv.g, cv.m // cv.g
-    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w)
-    wt = _filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
+    kept = [] if keep and not cv.pointwise and _keeps_all(cv, x.dtype.itemsize) else None
+    patches = Patches(xp, x, cv, whole=kept is not None)
+    wt = filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
     y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
     b = None if bias is None else bias.reshape(g, mg, 1)
-    buf = None if cv.pointwise else xp.empty(_buf_size(cv), dtype=x.dtype)
-    cols = None
     mask = [] if keep and relu else None
-    prev = None
     for chunk in cv.plan:
-        cols = im2col(xp, x5, cv, chunk, buf, not same_borders(prev, chunk))
-        prev = chunk
+        cols = patches(chunk)
+        if kept is not None:
+            kept.append(cols)
         c0 = cv.col0(chunk)
         out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
         blas_threads.gemm(cv.m, out.shape[2], cv.k)
@@ -325,15 +325,58 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
             xp.maximum(out, 0, out=out)
             if mask is not None:
                 mask.append(xp.packbits((out > 0).ravel()))
-    kept = cols if keep and len(cv.plan) == 1 and not cv.pointwise else None
+    if kept is not None:
+        kept = kept[0] if len(kept) == 1 else tuple(kept)
     return y.reshape(cv.m, cv.n, oh, ow).transpose(1, 2, 3, 0), kept, mask
 
 
-def _chunk_mask(xp: Any, mask: list, i: int, cv: Conv, chunk: tuple) -> Any:
-    """Chunk `i`'s relu mask, (M, images, rows, OW) booleans, from its packed bits."""
-    n0, n1, r0, r1 = chunk
-    bits = xp.unpackbits(mask[i])[: cv.m * cv.cols_of(chunk)].view(bool)
-    return bits.reshape(cv.m, n1 - n0, r1 - r0, cv.geo[0][1])
+def _keeps_all(cv: Conv, itemsize: int) -> bool:
+    """Whether the forward keeps every chunk's patches for the backward pass: in one chunk
+    (they are in the buffer anyway), or all of them within KEEP_BYTES."""
+    return len(cv.plan) == 1 or _all_patches(cv) * itemsize <= KEEP_BYTES
+
+
+def _all_patches(cv: Conv) -> int:
+    return cv.kh * cv.kw * cv.c * cv.n * cv.geo[0][0] * cv.geo[0][1]
+
+
+class Patches:
+    """The (groups, K, pixels) patches of each chunk of one call, in one reused buffer: by
+    channels-first im2col (zeroing the padding's slots only when the chunk's shape changes),
+    or, for `cv.rows` and an input that is not channels-first already, gathered from
+    channels-last frames (`conv_rows`). A channels-first input (every conv and pool output)
+    keeps im2col: laying it into channels-last frames is a transposing copy, which cost more
+    than the longer runs saved (GoogLeNet's 12x12 3x3 layers: 3.9 -> 4.5 ms forward)."""
+
+    __slots__ = ("xp", "cv", "src", "buf", "frames", "prev", "rows", "whole")
+
+    def __init__(self, xp: Any, x: Any, cv: Conv, whole: bool = False) -> None:
+        self.xp, self.cv, self.prev, self.frames, self.whole = xp, cv, None, None, whole
+        # `whole`: every chunk's patches in a place of their own (kept for the backward pass)
+        size = _all_patches(cv) if whole else _buf_size(cv)
+        self.buf = None if cv.pointwise else xp.empty(size, dtype=x.dtype)
+        self.rows = cv.rows and not (cv.c > 1 and x.transpose(3, 0, 1, 2).flags.c_contiguous)
+        if self.rows:
+            (t, _), (left, _) = cv.geo[1]
+            self.src = x
+            self.frames = conv_rows.Frames(xp, images_of(cv), cv.hp, cv.wp, cv.c, t, left,
+                                           cv.h, cv.w, x.dtype)  # fmt: skip
+        else:
+            self.src = cf(xp, x).reshape(cv.g, cv.cg, cv.n, cv.h, cv.w)
+
+    def __call__(self, chunk: tuple) -> Any:
+        cv = self.cv
+        buf = self.buf
+        if self.whole and buf is not None and cv.col0(chunk):
+            buf = buf[cv.kh * cv.kw * cv.c * cv.col0(chunk) :]
+        if self.rows:
+            fr = self.frames.fill(self.src, chunk[0], chunk[1])
+            return conv_rows.gather(self.xp, fr, chunk[2], chunk[3], cv.geo[0], (cv.kh, cv.kw),
+                                    cv.geo[2], cv.geo[3], cv.g, buf)  # fmt: skip
+        fresh = self.whole or not same_borders(self.prev, chunk)
+        cols = im2col(self.xp, self.src, cv, chunk, buf, fresh)
+        self.prev = chunk
+        return cols
 
 
 def relu_mask(xp: Any, mask: list, cv: Conv, dtype: Any) -> Any:
@@ -343,7 +386,7 @@ def relu_mask(xp: Any, mask: list, cv: Conv, dtype: Any) -> Any:
     full = xp.empty((cv.m, cv.n, oh, ow), dtype=dtype)
     for i, chunk in enumerate(cv.plan):
         n0, n1, r0, r1 = chunk
-        full[:, n0:n1, r0:r1, :] = _chunk_mask(xp, mask, i, cv, chunk)
+        full[:, n0:n1, r0:r1, :] = chunk_mask(xp, mask, i, cv, chunk)
     return full.transpose(1, 2, 3, 0)
 
 
@@ -366,26 +409,32 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     (oh, ow) = cv.geo[0]
     g, mg, k = cv.g, cv.m // cv.g, cv.k
     dyt = dy.transpose(3, 0, 1, 2)  # (M, N, OH, OW) view
-    w3 = _filter_groups(xp, w, cv) if need_x else None  # (g, K, Mg)
-    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w) if need_w else None
+    gathered = need_x and cv.dx_rows  # the input gradient by dz's patches (`conv_rows`)
+    w3 = filter_groups(xp, w, cv) if need_x and not gathered else None  # (g, K, Mg)
+    patches = Patches(xp, x, cv) if need_w and cols is None else None
     # A pointwise convolution's chunks are whole images: its input gradient is written by the
     # GEMM straight into dx (no zeroed array, no patch-gradient buffer, no add).
     whole = all(r0 == 0 and r1 == oh for _, _, r0, r1 in cv.plan)
-    direct = cv.pointwise and whole
+    direct = (cv.pointwise and whole) or gathered
+    if gathered:
+        hf, wf, top, left = conv_rows.dz_frame_offsets(cv)
+        nimg = images_of(cv)
+        dzf = conv_rows.Frames(xp, nimg, hf, wf, cv.m, 0, 0, 0, 0, dy.dtype).buf
+        wrot = conv_rows.flipped_filter(xp, w, g)  # (g, Cg, KH*KW*Mg)
+        kd = cv.kh * cv.kw * mg
+        dzc_buf = xp.empty(g * kd * nimg * cv.h * cv.w, dtype=dy.dtype)
     dx5 = None
     if need_x:
         dx5 = xp.empty if direct else xp.zeros
         dx5 = dx5((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype)
-    dw = xp.zeros((g, k, mg), dtype=dy.dtype) if need_w else None
+    dw = xp.empty((g, k, mg), dtype=dy.dtype) if need_w else None
+    dw_part: list = []  # a buffer for the later chunks' filter gradients
     db = xp.zeros((g, mg), dtype=dy.dtype) if need_b else None
     most = max(cv.cols_of(c) for c in cv.plan)
     # dy read in place when it is channels-first already and no relu mask applies.
     in_place = mask is None and whole and dyt.flags.c_contiguous
     dz_buf = None if in_place else xp.empty(cv.m * most, dtype=dy.dtype)
-    cols_buf = None if cv.pointwise or not need_w or cols is not None else xp.empty(
-        _buf_size(cv), dtype=dy.dtype)  # fmt: skip
     dcols_buf = xp.empty(g * k * most, dtype=dy.dtype) if need_x and not direct else None
-    prev = None  # the chunk whose patches cols_buf holds
     for i, chunk in enumerate(cv.plan):
         n0, n1, r0, r1 = chunk
         p = cv.cols_of(chunk)
@@ -394,20 +443,24 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
         else:
             dz = dz_buf[: cv.m * p].reshape(cv.m, n1 - n0, r1 - r0, ow)
             if mask is not None:
-                xp.multiply(dyt[:, n0:n1, r0:r1, :], _chunk_mask(xp, mask, i, cv, chunk), out=dz)
+                xp.multiply(dyt[:, n0:n1, r0:r1, :], chunk_mask(xp, mask, i, cv, chunk), out=dz)
             else:
                 dz[...] = dyt[:, n0:n1, r0:r1, :]
         dz3 = dz.reshape(g, mg, p)
         if need_b:
             db += dz3.sum(axis=2)
         if need_w:
-            pc = cols
-            if pc is None:
-                pc = im2col(xp, x5, cv, chunk, cols_buf, not same_borders(prev, chunk))
-                prev = chunk
+            pc = patches(chunk) if cols is None else cols[i] if type(cols) is tuple else cols
             blas_threads.gemm(g * k, mg, p)
-            dw += xp.matmul(pc, dz3.transpose(0, 2, 1))
-        if need_x:
+            add_filter_grad(xp, pc, dz3, dw, i, dw_part)
+        if gathered:
+            fr = dzf[: n1 - n0]
+            conv_rows.place_dz(fr, dz.reshape(cv.m, n1 - n0, oh, ow), top, left)
+            dzc = conv_rows.gather(xp, fr, 0, cv.h, (cv.h, cv.w), (cv.kh, cv.kw), (1, 1),
+                                   cv.geo[3], g, dzc_buf)  # fmt: skip
+            blas_threads.gemm(cv.c, dzc.shape[2], kd)
+            xp.matmul(wrot, dzc, out=dx5[:, :, n0:n1].reshape(g, cv.cg, -1))
+        elif need_x:
             blas_threads.gemm(g * k, p, mg)
             if direct:
                 xp.matmul(w3, dz3, out=dx5[:, :, n0:n1].reshape(g, cv.cg, p))
@@ -418,181 +471,6 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     dx = None
     if need_x:
         dx = dx5.reshape(cv.c, cv.n, cv.h, cv.w).transpose(1, 2, 3, 0)
-    if need_w:
-        dw = dw.transpose(1, 0, 2).reshape(cv.kh, cv.kw, cv.cg, cv.m)
-    if need_b:
-        db = db.reshape(cv.m)
-    return dx, dw, db
-
-
-# --- the shifted-frame algorithm (stride 1) -------------------------------------------------------
-#
-# With stride 1, output pixel (oh, ow) of an image reads, for tap (i, j), the padded input at
-# (oh + i*dh, ow + j*dw). Number the pixels of the padded frame (HP x WP) of every image one
-# after the other: output q = n*HP*WP + oh*WP + ow reads frame pixel q + i*dh*WP + j*dw. So each
-# tap's rows of the patch matrix are ONE contiguous slice of the flat frames, shifted by the
-# tap's offset (a memcpy, not a loop over output rows), and in the backward pass the patch
-# gradients go back to the frames the same way (one contiguous add per tap: no col2im loop).
-# The price: the GEMMs also compute the frame pixels that are no output (rows >= OH, columns
-# >= OW), HP*WP / (OH*OW) - 1 of the work, so `Conv` picks this algorithm only up to
-# FLAT_WASTE. Those columns are discarded in the forward pass and carry a zero gradient in the
-# backward pass (they read real inputs, so a non-finite input there can make the filter
-# gradient NaN where im2col would not). The frames are built chunk by chunk (whole images,
-# or one image for bands of rows), so no padded copy of the whole input is made.
-
-
-def _flat_geometry(cv: Conv) -> tuple[int, int, list[int]]:
-    """(frame pixels per image, tail, offset of each tap in the flat frames)."""
-    dh, dw = cv.geo[3]
-    tail = (cv.kh - 1) * dh * cv.wp + (cv.kw - 1) * dw
-    offs = [i * dh * cv.wp + j * dw for i in range(cv.kh) for j in range(cv.kw)]
-    return cv.hp * cv.wp, tail, offs
-
-
-def _flat_span(cv: Conv, chunk: tuple) -> tuple[int, int, bool]:
-    """(first frame pixel, pixels) a chunk's outputs span, and whether it is whole images."""
-    n0, n1, r0, r1 = chunk
-    whole = r0 == 0 and r1 == cv.geo[0][0]
-    if whole:
-        return 0, (n1 - n0) * cv.hp * cv.wp, True
-    return r0 * cv.wp, (r1 - r0) * cv.wp, False
-
-
-def _valid(a: Any, cv: Conv, chunk: tuple, whole: bool) -> Any:
-    """The outputs among a chunk's frame pixels: (..., p) -> (..., images, rows, OW) view."""
-    n0, n1, r0, r1 = chunk
-    (oh, ow) = cv.geo[0]
-    if whole:
-        return a.reshape(*a.shape[:-1], n1 - n0, cv.hp, cv.wp)[..., :oh, :ow]
-    return a.reshape(*a.shape[:-1], 1, r1 - r0, cv.wp)[..., :ow]
-
-
-def _frames(cv: Conv, n_images: int, tail: int) -> tuple:
-    return (cv.g, cv.cg, n_images * cv.hp * cv.wp + tail)
-
-
-def _fill_frames(x5: Any, cv: Conv, n0: int, n1: int, fbuf: Any, tail: int) -> Any:
-    """Images [n0, n1) of `x5` (groups, Cg, N, H, W) in their padded frames, flat, in `fbuf`
-    (zeroed once: the padding is never written); the tail past the last frame is zeroed."""
-    (t, _), (left, _) = cv.geo[1]
-    f = cv.hp * cv.wp
-    fr = fbuf[..., : (n1 - n0) * f + tail]
-    inner = fr[..., : (n1 - n0) * f].reshape(cv.g, cv.cg, n1 - n0, cv.hp, cv.wp)
-    inner[..., t : t + cv.h, left : left + cv.w] = x5[:, :, n0:n1]
-    fr[..., (n1 - n0) * f :] = 0  # a larger previous chunk left its pixels there
-    return fr
-
-
-def _flat_cols(fr: Any, cv: Conv, start: int, p: int, offs: list, cbuf: Any) -> Any:
-    """The chunk's patches (groups, KH*KW*Cg, p): one contiguous slice of the frames per tap."""
-    cols = cbuf[: cv.g * cv.k * p].reshape(cv.g, cv.kh * cv.kw, cv.cg, p)
-    for t, off in enumerate(offs):
-        cols[:, t] = fr[..., start + off : start + off + p]
-    return cols.reshape(cv.g, cv.k, p)
-
-
-def _images_of(cv: Conv) -> int:
-    return max(n1 - n0 for n0, n1, _, _ in cv.plan)
-
-
-def _max_span(cv: Conv) -> int:
-    return max(_flat_span(cv, c)[1] for c in cv.plan)
-
-
-def flat_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any, relu: bool,
-                 keep: bool) -> tuple[Any, Any, Any]:  # fmt: skip
-    """`conv_forward` by shifted frames (see above); the patches are never kept."""
-    if conv_small.applies(cv):  # whole images: by row frames, no wasted rows (conv_small.py)
-        return conv_small.forward(xp, x, w, cv, bias, relu, keep)
-    (oh, ow) = cv.geo[0]
-    g, mg = cv.g, cv.m // cv.g
-    f, tail, offs = _flat_geometry(cv)
-    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w)
-    wt = _filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
-    y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
-    b = None if bias is None else bias.reshape(g, mg, 1, 1, 1)
-    span = _max_span(cv)
-    fbuf = xp.zeros(_frames(cv, _images_of(cv), tail), dtype=x.dtype)
-    cbuf = xp.empty(g * cv.k * span, dtype=x.dtype)
-    obuf = xp.empty(cv.m * span, dtype=x.dtype)
-    mask = [] if keep and relu else None
-    built = None
-    for chunk in cv.plan:
-        n0, n1, r0, r1 = chunk
-        start, p, whole = _flat_span(cv, chunk)
-        if built != (n0, n1):
-            fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
-        cols = _flat_cols(fr, cv, start, p, offs, cbuf)
-        ob = obuf[: cv.m * p].reshape(g, mg, p)
-        blas_threads.gemm(cv.m, p, cv.k)
-        xp.matmul(wt, cols, out=ob)
-        c0 = cv.col0(chunk)
-        out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
-        out5 = out.reshape(g, mg, n1 - n0, r1 - r0, ow)
-        if b is not None:
-            xp.add(_valid(ob, cv, chunk, whole), b, out=out5)
-        else:
-            out5[...] = _valid(ob, cv, chunk, whole)
-        if relu:
-            xp.maximum(out, 0, out=out)
-            if mask is not None:
-                mask.append(xp.packbits((out > 0).ravel()))
-    return y.reshape(cv.m, cv.n, oh, ow).transpose(1, 2, 3, 0), None, mask
-
-
-def flat_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, need_x: bool, need_w: bool,
-                  need_b: bool, mask: Any) -> tuple[Any, Any, Any]:  # fmt: skip
-    """`conv_backward` by shifted frames: the patch gradients are added back to the frames
-    one contiguous slice per tap, and each image's frame interior is its input gradient."""
-    if conv_small.applies(cv):
-        return conv_small.backward(xp, x, w, dy, cv, need_x, need_w, need_b, mask)
-    (t, _), (left, _) = cv.geo[1]
-    g, mg, k = cv.g, cv.m // cv.g, cv.k
-    f, tail, offs = _flat_geometry(cv)
-    dyt = dy.transpose(3, 0, 1, 2)  # (M, N, OH, OW) view
-    span, nimg = _max_span(cv), _images_of(cv)
-    w3 = _filter_groups(xp, w, cv) if need_x else None  # (g, K, Mg)
-    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w) if need_w else None
-    dx5 = xp.empty((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype) if need_x else None
-    dw = xp.zeros((g, k, mg), dtype=dy.dtype) if need_w else None
-    db = xp.zeros((g, mg), dtype=dy.dtype) if need_b else None
-    # The frame pixels that are no output keep a zero gradient: written once, never again.
-    dz_buf = xp.zeros(cv.m * span, dtype=dy.dtype)
-    fbuf = xp.zeros(_frames(cv, nimg, tail), dtype=dy.dtype) if need_w else None
-    cbuf = xp.empty(g * k * span, dtype=dy.dtype) if need_w or need_x else None
-    dxf = xp.zeros(_frames(cv, nimg, tail), dtype=dy.dtype) if need_x else None
-    built = None
-    for i, chunk in enumerate(cv.plan):
-        n0, n1, r0, r1 = chunk
-        start, p, whole = _flat_span(cv, chunk)
-        dz = dz_buf[: cv.m * p].reshape(cv.m, p)
-        dzv = _valid(dz, cv, chunk, whole)
-        if mask is not None:
-            xp.multiply(dyt[:, n0:n1, r0:r1, :], _chunk_mask(xp, mask, i, cv, chunk), out=dzv)
-        else:
-            dzv[...] = dyt[:, n0:n1, r0:r1, :]
-        dz3 = dz.reshape(g, mg, p)
-        if need_b:
-            db += dz3.sum(axis=2)
-        if need_w:
-            if built != (n0, n1):
-                fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
-            cols = _flat_cols(fr, cv, start, p, offs, cbuf)
-            blas_threads.gemm(g * k, mg, p)
-            dw += xp.matmul(cols, dz3.transpose(0, 2, 1))
-        if need_x:
-            if start == 0:  # a chunk's first rows: its frames start from zero
-                dxf[..., : (n1 - n0) * f + tail] = 0
-            dcols = cbuf[: g * k * p].reshape(g, k, p)
-            blas_threads.gemm(g * k, p, mg)
-            xp.matmul(w3, dz3, out=dcols)
-            d4 = dcols.reshape(g, cv.kh * cv.kw, cv.cg, p)
-            for tp, off in enumerate(offs):
-                dxf[..., start + off : start + off + p] += d4[:, tp]
-            if whole or r1 == cv.geo[0][0]:  # the chunk's images are complete
-                frames = dxf[..., : (n1 - n0) * f].reshape(g, cv.cg, n1 - n0, cv.hp, cv.wp)
-                dx5[:, :, n0:n1] = frames[..., t : t + cv.h, left : left + cv.w]
-    dx = dx5.reshape(cv.c, cv.n, cv.h, cv.w).transpose(1, 2, 3, 0) if need_x else None
     if need_w:
         dw = dw.transpose(1, 0, 2).reshape(cv.kh, cv.kw, cv.cg, cv.m)
     if need_b:

@@ -36,10 +36,7 @@ _im2col, _col2im = _k.im2col, _k.col2im
 
 
 def _plan(x_shape: tuple, w_shape: tuple, attrs: tuple, name: str) -> _k.Conv:
-    strides, dilations, padding, groups = attrs
-    outs, pads = _k.geometry(tuple(x_shape[1:3]), tuple(w_shape[:2]), strides, dilations,
-                             padding, name)  # fmt: skip
-    return _k.Conv(tuple(x_shape), tuple(w_shape), (outs, pads, strides, dilations), groups)
+    return _k.plan(x_shape, w_shape, attrs, name)
 
 
 # Residuals (see autodiff/op.py): a recorded forward saves `(cols, mask)` for its gradient:

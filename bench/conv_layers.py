@@ -1,0 +1,197 @@
+"""The convolution kernels of one model's training step, layer by layer: old tree vs new tree
+alternating in ONE process, beside the GEMMs alone (issue 14).
+
+The conv calls of one forward + backward step of a `cnn_step.py` model are recorded (shapes,
+strides, padding, bias, relu, which gradients the tape asks for), then replayed on random data
+with `conv_kernels` loaded from each tree in turn (`--before DIR` names the old tree; the new
+one is this checkout), `--reps` times, alternating, and the median CPU seconds (process_time)
+of each layer's forward and backward are printed with the time of the same GEMMs run alone.
+So "kernel - GEMM" is the non-GEMM work: patch gathering, col2im, masks, copies. Pin
+`OPENBLAS_NUM_THREADS=1` on a shared machine: the non-GEMM work is single-threaded anyway.
+
+    OPENBLAS_NUM_THREADS=1 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \\
+        python bench/conv_layers.py alexnet --before ../base-conv --reps 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import ROOT  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+
+
+def _load(tree: str, label: str):
+    path = os.path.join(tree, "layerflow", "_src", "ops", "conv_kernels.py")
+    spec = importlib.util.spec_from_file_location(f"_conv_kernels_{label}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def record(model_name: str, batch: int) -> list:
+    """The conv calls of one training step: [(x_shape, w_shape, attrs, bias, relu, need)]."""
+    import cnn_step
+
+    import layerflow as tf
+    from layerflow._src.ops import conv_ops
+
+    size, spec = cnn_step.MODELS[model_name]
+    model = cnn_step._keras_model(tf, spec, size)
+    x, y = cnn_step._data(size, batch)
+    calls, fwd = [], {}
+    real_f, real_b = conv_ops._forward, conv_ops._backward
+
+    def spy_f(xp, x, w, b, attrs, relu, name):
+        fwd[(tuple(x.shape), tuple(w.shape), attrs)] = len(calls)
+        cf = x.ndim == 4 and x.transpose(3, 0, 1, 2).flags.c_contiguous and x.shape[3] > 1
+        calls.append([tuple(x.shape), tuple(w.shape), attrs, b is not None, relu, None, cf])
+        return real_f(xp, x, w, b, attrs, relu, name)
+
+    def spy_b(dy, x, w, attrs, saved, need):
+        key = (tuple(x._data.shape), tuple(w._data.shape), attrs)
+        calls[fwd[key]][5] = tuple(need)
+        calls[fwd[key]].append(dy._data.transpose(3, 0, 1, 2).flags.c_contiguous)
+        return real_b(dy, x, w, attrs, saved, need)
+
+    conv_ops._forward, conv_ops._backward = spy_f, spy_b
+    try:
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        tape.gradient(loss, model.trainable_variables)
+    finally:
+        conv_ops._forward, conv_ops._backward = real_f, real_b
+    return calls
+
+
+def _plan(mod, xs, ws, attrs):
+    if hasattr(mod, "plan"):
+        return mod.plan(xs, ws, attrs, "conv2d")
+    strides, dilations, padding, groups = attrs
+    outs, pads = mod.geometry(xs[1:3], ws[:2], strides, dilations, padding, "conv2d")
+    return mod.Conv(xs, ws, (outs, pads, strides, dilations), groups)
+
+
+def run_layer(mod, call, data) -> tuple[float, float]:
+    """(forward, backward) CPU seconds of one layer with kernel module `mod`."""
+    xs, ws, attrs, has_b, relu, need = call[:6]
+    x, w, b, dy = data
+    t0 = time.process_time()
+    cv = _plan(mod, xs, ws, attrs)
+    out, cols, mask = mod.conv_forward(np, x, w, cv, b if has_b else None, relu, keep=True)
+    t1 = time.process_time()
+    if need is not None:
+        cv = _plan(mod, xs, ws, attrs)
+        mod.conv_backward(np, x, w, dy, cv, x_shape=xs, need_x=need[0], need_w=need[1],
+                          need_b=need[2], mask=mask, cols=cols if need[1] else None)  # fmt: skip
+    return t1 - t0, time.process_time() - t1
+
+
+def gemm_floor(mod, call, reps: int) -> tuple[float, float]:
+    """The same layer's GEMMs alone (forward, backward), CPU seconds, min of `reps`."""
+    xs, ws, attrs, _, _, need = call[:6]
+    cv = _plan(mod, xs, ws, attrs)
+    g, k, mg = cv.g, cv.kh * cv.kw * cv.cg, cv.m // cv.g
+    p = xs[0] * cv.geo[0][0] * cv.geo[0][1]
+    rng = np.random.default_rng(0)
+    a = rng.random((g, mg, k), dtype=np.float32)
+    cols = rng.random((g, k, p), dtype=np.float32)
+    dz = rng.random((g, mg, p), dtype=np.float32)
+    out = np.empty((g, mg, p), np.float32)
+    dcols = np.empty((g, k, p), np.float32)
+    fs, bs = [], []
+    for _ in range(reps):
+        t = time.process_time()
+        np.matmul(a, cols, out=out)
+        t1 = time.process_time()
+        if need is not None and need[1]:
+            np.matmul(cols, dz.transpose(0, 2, 1))
+        if need is not None and need[0]:
+            np.matmul(a.transpose(0, 2, 1), dz, out=dcols)
+        fs.append(t1 - t)
+        bs.append(time.process_time() - t1)
+    return min(fs), min(bs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("model")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--before", help="the old source tree")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--no-gemm", action="store_true", help="skip the GEMM-alone column")
+    ap.add_argument(
+        "--stat",
+        choices=["median", "min"],
+        default="median",
+        help="min is steadier on a machine that others load",
+    )
+    a = ap.parse_args()
+    stat = min if a.stat == "min" else statistics.median
+    calls = record(a.model, a.batch)
+    mods = {"new": _load(str(ROOT), "new")}
+    if a.before:
+        mods = {"old": _load(a.before, "old"), **mods}
+    rng = np.random.default_rng(1)
+    res = {(label, i): ([], []) for label in mods for i in range(len(calls))}
+    for _ in range(a.reps):
+        for i, call in enumerate(calls):
+            xs, ws, attrs = call[:3]
+            cv = _plan(mods["new"], xs, ws, attrs)
+            x = rng.standard_normal(xs, dtype=np.float32)
+            if call[6]:  # channels-first behind an NHWC view, as the step had it
+                x = np.ascontiguousarray(x.transpose(3, 0, 1, 2)).transpose(1, 2, 3, 0)
+            data = (x,
+                    rng.standard_normal(ws, dtype=np.float32) * 0.1,
+                    rng.standard_normal(ws[-1:], dtype=np.float32),
+                    rng.standard_normal((xs[0], *cv.geo[0], ws[-1]), dtype=np.float32))  # fmt: skip
+            if len(call) > 7 and call[7]:  # dy channels-first too
+                dy = np.ascontiguousarray(data[3].transpose(3, 0, 1, 2)).transpose(1, 2, 3, 0)
+                data = (*data[:3], dy)
+            for label, mod in mods.items():
+                f, b = run_layer(mod, call, data)
+                res[(label, i)][0].append(f)
+                res[(label, i)][1].append(b)
+    print(f"{'layer':<44}" + "".join(f"{lb + ' fwd':>10}{lb + ' bwd':>10}" for lb in mods)
+          + ("" if a.no_gemm else f"{'gemm fwd':>10}{'gemm bwd':>10}"))  # fmt: skip
+    tot = {lb: [0.0, 0.0] for lb in [*mods, "gemm"]}
+    for i, call in enumerate(calls):
+        xs, ws, attrs, _, _, need, cf = call[:7]
+        pad = attrs[2] if isinstance(attrs[2], str) else "pad"
+        layout = (" cf" if cf else "") + (" dycf" if call[7:8] == [True] else "")
+        desc = f"{xs[1:]}*{ws} s{attrs[0][0]} {pad}{layout}"
+        line = f"{desc:<44}"
+        for lb in mods:
+            f, b = (stat(v) for v in res[(lb, i)])
+            tot[lb][0] += f
+            tot[lb][1] += b
+            line += f"{f * 1e3:>10.1f}{b * 1e3:>10.1f}"
+        if not a.no_gemm:
+            f, b = gemm_floor(mods["new"], call, max(3, a.reps // 2))
+            tot["gemm"][0] += f
+            tot["gemm"][1] += b
+            line += f"{f * 1e3:>10.1f}{b * 1e3:>10.1f}"
+        print(line, flush=True)
+    labels = mods if a.no_gemm else [*mods, "gemm"]
+    print(
+        f"{'total ms':<44}"
+        + "".join(f"{tot[lb][0] * 1e3:>10.1f}{tot[lb][1] * 1e3:>10.1f}" for lb in labels)
+    )
+    print(
+        f"({a.stat}s of {a.reps} alternating reps, CPU ms; batch {a.batch}; "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+"""The shifted-frame convolution algorithm (stride 1), picked by `conv_kernels.Conv` for
+layers whose padded frame is close to their output (see the notes below and `conv_kernels`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from layerflow._src.backend import blas_threads
+from layerflow._src.ops import conv_small
+from layerflow._src.ops.conv_geometry import (
+    add_filter_grad,
+    cf,
+    chunk_mask,
+    filter_groups,
+    images_of,
+)
+
+# --- the shifted-frame algorithm (stride 1) -------------------------------------------------------
+#
+# With stride 1, output pixel (oh, ow) of an image reads, for tap (i, j), the padded input at
+# (oh + i*dh, ow + j*dw). Number the pixels of the padded frame (HP x WP) of every image one
+# after the other: output q = n*HP*WP + oh*WP + ow reads frame pixel q + i*dh*WP + j*dw. So each
+# tap's rows of the patch matrix are ONE contiguous slice of the flat frames, shifted by the
+# tap's offset (a memcpy, not a loop over output rows), and in the backward pass the patch
+# gradients go back to the frames the same way (one contiguous add per tap: no col2im loop).
+# The price: the GEMMs also compute the frame pixels that are no output (rows >= OH, columns
+# >= OW), HP*WP / (OH*OW) - 1 of the work, so `Conv` picks this algorithm only up to
+# FLAT_WASTE. Those columns are discarded in the forward pass and carry a zero gradient in the
+# backward pass (they read real inputs, so a non-finite input there can make the filter
+# gradient NaN where im2col would not). The frames are built chunk by chunk (whole images,
+# or one image for bands of rows), so no padded copy of the whole input is made.
+
+
+def _flat_geometry(cv: Any) -> tuple[int, int, list[int]]:
+    """(frame pixels per image, tail, offset of each tap in the flat frames)."""
+    dh, dw = cv.geo[3]
+    tail = (cv.kh - 1) * dh * cv.wp + (cv.kw - 1) * dw
+    offs = [i * dh * cv.wp + j * dw for i in range(cv.kh) for j in range(cv.kw)]
+    return cv.hp * cv.wp, tail, offs
+
+
+def _flat_span(cv: Any, chunk: tuple) -> tuple[int, int, bool]:
+    """(first frame pixel, pixels) a chunk's outputs span, and whether it is whole images."""
+    n0, n1, r0, r1 = chunk
+    whole = r0 == 0 and r1 == cv.geo[0][0]
+    if whole:
+        return 0, (n1 - n0) * cv.hp * cv.wp, True
+    return r0 * cv.wp, (r1 - r0) * cv.wp, False
+
+
+def _valid(a: Any, cv: Any, chunk: tuple, whole: bool) -> Any:
+    """The outputs among a chunk's frame pixels: (..., p) -> (..., images, rows, OW) view."""
+    n0, n1, r0, r1 = chunk
+    (oh, ow) = cv.geo[0]
+    if whole:
+        return a.reshape(*a.shape[:-1], n1 - n0, cv.hp, cv.wp)[..., :oh, :ow]
+    return a.reshape(*a.shape[:-1], 1, r1 - r0, cv.wp)[..., :ow]
+
+
+def _frames(cv: Any, n_images: int, tail: int) -> tuple:
+    return (cv.g, cv.cg, n_images * cv.hp * cv.wp + tail)
+
+
+def _fill_frames(x5: Any, cv: Any, n0: int, n1: int, fbuf: Any, tail: int) -> Any:
+    """Images [n0, n1) of `x5` (groups, Cg, N, H, W) in their padded frames, flat, in `fbuf`
+    (zeroed once: the padding is never written); the tail past the last frame is zeroed."""
+    (t, _), (left, _) = cv.geo[1]
+    f = cv.hp * cv.wp
+    fr = fbuf[..., : (n1 - n0) * f + tail]
+    inner = fr[..., : (n1 - n0) * f].reshape(cv.g, cv.cg, n1 - n0, cv.hp, cv.wp)
+    inner[..., t : t + cv.h, left : left + cv.w] = x5[:, :, n0:n1]
+    fr[..., (n1 - n0) * f :] = 0  # a larger previous chunk left its pixels there
+    return fr
+
+
+def _flat_cols(fr: Any, cv: Any, start: int, p: int, offs: list, cbuf: Any) -> Any:
+    """The chunk's patches (groups, KH*KW*Cg, p): one contiguous slice of the frames per tap."""
+    cols = cbuf[: cv.g * cv.k * p].reshape(cv.g, cv.kh * cv.kw, cv.cg, p)
+    for t, off in enumerate(offs):
+        cols[:, t] = fr[..., start + off : start + off + p]
+    return cols.reshape(cv.g, cv.k, p)
+
+
+def _max_span(cv: Any) -> int:
+    return max(_flat_span(cv, c)[1] for c in cv.plan)
+
+
+def flat_forward(xp: Any, x: Any, w: Any, cv: Any, bias: Any, relu: bool,
+                 keep: bool) -> tuple[Any, Any, Any]:  # fmt: skip
+    """`conv_forward` by shifted frames (see above); the patches are never kept."""
+    if conv_small.applies(cv):  # whole images: by row frames, no wasted rows (conv_small.py)
+        return conv_small.forward(xp, x, w, cv, bias, relu, keep)
+    (oh, ow) = cv.geo[0]
+    g, mg = cv.g, cv.m // cv.g
+    f, tail, offs = _flat_geometry(cv)
+    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w)
+    wt = filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
+    y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
+    b = None if bias is None else bias.reshape(g, mg, 1, 1, 1)
+    span = _max_span(cv)
+    fbuf = xp.zeros(_frames(cv, images_of(cv), tail), dtype=x.dtype)
+    cbuf = xp.empty(g * cv.k * span, dtype=x.dtype)
+    obuf = xp.empty(cv.m * span, dtype=x.dtype)
+    mask = [] if keep and relu else None
+    built = None
+    for chunk in cv.plan:
+        n0, n1, r0, r1 = chunk
+        start, p, whole = _flat_span(cv, chunk)
+        if built != (n0, n1):
+            fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
+        cols = _flat_cols(fr, cv, start, p, offs, cbuf)
+        ob = obuf[: cv.m * p].reshape(g, mg, p)
+        blas_threads.gemm(cv.m, p, cv.k)
+        xp.matmul(wt, cols, out=ob)
+        c0 = cv.col0(chunk)
+        out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
+        out5 = out.reshape(g, mg, n1 - n0, r1 - r0, ow)
+        if b is not None:
+            xp.add(_valid(ob, cv, chunk, whole), b, out=out5)
+        else:
+            out5[...] = _valid(ob, cv, chunk, whole)
+        if relu:
+            xp.maximum(out, 0, out=out)
+            if mask is not None:
+                mask.append(xp.packbits((out > 0).ravel()))
+    return y.reshape(cv.m, cv.n, oh, ow).transpose(1, 2, 3, 0), None, mask
+
+
+def flat_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_w: bool,
+                  need_b: bool, mask: Any) -> tuple[Any, Any, Any]:  # fmt: skip
+    """`conv_backward` by shifted frames: the patch gradients are added back to the frames
+    one contiguous slice per tap, and each image's frame interior is its input gradient."""
+    if conv_small.applies(cv):
+        return conv_small.backward(xp, x, w, dy, cv, need_x, need_w, need_b, mask)
+    (t, _), (left, _) = cv.geo[1]
+    g, mg, k = cv.g, cv.m // cv.g, cv.k
+    f, tail, offs = _flat_geometry(cv)
+    dyt = dy.transpose(3, 0, 1, 2)  # (M, N, OH, OW) view
+    span, nimg = _max_span(cv), images_of(cv)
+    w3 = filter_groups(xp, w, cv) if need_x else None  # (g, K, Mg)
+    x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w) if need_w else None
+    dx5 = xp.empty((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype) if need_x else None
+    dw = xp.empty((g, k, mg), dtype=dy.dtype) if need_w else None
+    dw_part: list = []  # a buffer for the later chunks' filter gradients
+    db = xp.zeros((g, mg), dtype=dy.dtype) if need_b else None
+    # The frame pixels that are no output keep a zero gradient: written once, never again.
+    dz_buf = xp.zeros(cv.m * span, dtype=dy.dtype)
+    fbuf = xp.zeros(_frames(cv, nimg, tail), dtype=dy.dtype) if need_w else None
+    cbuf = xp.empty(g * k * span, dtype=dy.dtype) if need_w or need_x else None
+    dxf = xp.zeros(_frames(cv, nimg, tail), dtype=dy.dtype) if need_x else None
+    built = None
+    for i, chunk in enumerate(cv.plan):
+        n0, n1, r0, r1 = chunk
+        start, p, whole = _flat_span(cv, chunk)
+        dz = dz_buf[: cv.m * p].reshape(cv.m, p)
+        dzv = _valid(dz, cv, chunk, whole)
+        if mask is not None:
+            xp.multiply(dyt[:, n0:n1, r0:r1, :], chunk_mask(xp, mask, i, cv, chunk), out=dzv)
+        else:
+            dzv[...] = dyt[:, n0:n1, r0:r1, :]
+        dz3 = dz.reshape(g, mg, p)
+        if need_b:
+            db += dz3.sum(axis=2)
+        if need_w:
+            if built != (n0, n1):
+                fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
+            cols = _flat_cols(fr, cv, start, p, offs, cbuf)
+            blas_threads.gemm(g * k, mg, p)
+            add_filter_grad(xp, cols, dz3, dw, i, dw_part)
+        if need_x:
+            if start == 0:  # a chunk's first rows: its frames start from zero
+                dxf[..., : (n1 - n0) * f + tail] = 0
+            dcols = cbuf[: g * k * p].reshape(g, k, p)
+            blas_threads.gemm(g * k, p, mg)
+            xp.matmul(w3, dz3, out=dcols)
+            d4 = dcols.reshape(g, cv.kh * cv.kw, cv.cg, p)
+            for tp, off in enumerate(offs):
+                dxf[..., start + off : start + off + p] += d4[:, tp]
+            if whole or r1 == cv.geo[0][0]:  # the chunk's images are complete
+                frames = dxf[..., : (n1 - n0) * f].reshape(g, cv.cg, n1 - n0, cv.hp, cv.wp)
+                dx5[:, :, n0:n1] = frames[..., t : t + cv.h, left : left + cv.w]
+    dx = dx5.reshape(cv.c, cv.n, cv.h, cv.w).transpose(1, 2, 3, 0) if need_x else None
+    if need_w:
+        dw = dw.transpose(1, 0, 2).reshape(cv.kh, cv.kw, cv.cg, cv.m)
+    if need_b:
+        db = db.reshape(cv.m)
+    return dx, dw, db
