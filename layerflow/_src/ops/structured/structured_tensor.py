@@ -52,8 +52,14 @@ class StructuredTensor(BatchableExtensionType):
     # --- factories ------------------------------------------------------------------------------
 
     @classmethod
-    def from_fields(cls, fields: Any, shape: Any = (), nrows: Any = None,
-                    row_partitions: Any = None, validate: bool = False) -> StructuredTensor:  # fmt: skip
+    def from_fields(
+        cls,
+        fields: Any,
+        shape: Any = (),
+        nrows: Any = None,
+        row_partitions: Any = None,
+        validate: bool = False,
+    ) -> StructuredTensor:
         """A StructuredTensor from a dict of fields whose outer dims are `shape`.
 
         >>> import layerflow as tf

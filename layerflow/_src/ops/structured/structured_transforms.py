@@ -188,7 +188,7 @@ def promote(st: StructuredTensor, source_path: Any, new_name: Any) -> Structured
     return st.with_updates({grandparent + (new_name,): current})
 
 
-# --- partition_outer_dimension and merge_dims ------------------------------------------------------
+# --- partition_outer_dimension and merge_dims ---------------------------------------------------
 
 
 def _partition_value(value: Any, rp: RowPartition) -> Any:
@@ -221,9 +221,7 @@ def _positive_axis(axis: Any, rank: int, name: str) -> int:
     if not isinstance(axis, int):
         raise TypeError(f"{name} must be an int; got {type(axis).__name__}")
     if not -rank <= axis < rank:
-        raise ValueError(
-            f"{name}={axis} out of bounds: expected {-rank}<={name}<{rank}"
-        )
+        raise ValueError(f"{name}={axis} out of bounds: expected {-rank}<={name}<{rank}")
     return axis + rank if axis < 0 else axis
 
 
