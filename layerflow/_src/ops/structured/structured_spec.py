@@ -126,9 +126,13 @@ class StructuredTensorSpec(TypeSpec):
         other = spec_or_value
         if isinstance(other, StructuredTensor):
             other = StructuredTensorSpec.from_value(other)
-        if not isinstance(other, StructuredTensorSpec):
+        if not isinstance(other, StructuredTensorSpec) or set(other._fields) != set(self._fields):
             return False
-        return self.most_specific_common_supertype([other]) is not None
+        return (
+            other._dtype == self._dtype
+            and self._shape.is_compatible_with(other._shape)
+            and all(spec.is_compatible_with(other._fields[k]) for k, spec in self._fields.items())
+        )
 
     def __repr__(self) -> str:
         dt = f"tf.{self._dtype.name}"

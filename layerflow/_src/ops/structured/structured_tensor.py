@@ -6,6 +6,10 @@ it: `nrows` (rank >= 1) and one `RowPartition` per dimension after the first (ra
 ragged StructuredTensor (rows of different lengths) has ragged fields that share its splits.
 Everything is eager: partitions are small integer vectors read on the host.
 
+Import cycle, on purpose (as RaggedTensor's): `from_pyval` (structured_pyval), indexing and the
+transforms (structured_transforms) and `_type_spec` (structured_spec) live in modules that
+operate on this class, so those methods import them when called.
+
 >>> import layerflow as tf
 >>> st = tf.experimental.StructuredTensor.from_pyval([{"age": 12}, {"age": 82}])
 >>> st.shape, st[1]["age"].numpy()
@@ -94,8 +98,9 @@ class StructuredTensor(BatchableExtensionType):
                 raise ValueError(f"Field name {key!r} is not currently allowed.")
             converted[key] = _convert_field(value)
         nrows_t = None if nrows is None else int(_host(convert_to_tensor(nrows)))
+        # TF leaves the fields' own row-splits dtypes as they are here (from_fields_and_rank
+        # converts them); the shape takes int64 if anything has it
         dtype = _find_shape_dtype(converted, nrows, row_partitions)
-        converted = {k: _with_shape_dtype(v, dtype) for k, v in converted.items()}
         return _build(converted, shape, nrows_t, row_partitions, dtype)
 
     @classmethod

@@ -51,8 +51,6 @@ def getitem(st: StructuredTensor, key: tuple) -> Any:
                 raise ValueError(f"Slicing not supported for {k!r}")
         fields = {k: v[key] for k, v in st._fields.items()}
         new_shape = [d for d in new_shape if d != -1]
-        if not fields:
-            return _fieldless_getitem(st, key, new_shape)
         return StructuredTensor.from_fields(fields, new_shape)
     if not isinstance(key[rank], str | bytes):
         raise ValueError("Key for indexing a StructuredTensor must be a string")
@@ -61,22 +59,6 @@ def getitem(st: StructuredTensor, key: tuple) -> Any:
 
 def _name(key: Any) -> str:
     return key.decode() if isinstance(key, bytes) else key
-
-
-def _fieldless_getitem(st: StructuredTensor, key: tuple, new_shape: list) -> StructuredTensor:
-    """Index a StructuredTensor without fields through a stand-in field of its shape."""
-    probe = _shape_field(st)
-    sub = probe[key]
-    return StructuredTensor.from_fields({"_": sub}, new_shape).with_updates({"_": None})
-
-
-def _shape_field(st: StructuredTensor) -> Any:
-    """A zeros field with `st`'s outer shape (a RaggedTensor when it has partitions)."""
-    n = st._nrows if st.rank == 1 else int(_host(st._partitions[-1].row_splits())[-1])
-    value: Any = convert_to_tensor(np.zeros(n, np.int32))
-    for p in reversed(st._partitions):
-        value = RaggedTensor(value, p.row_splits(), internal=True, uniform_row_length=p._uniform)
-    return value
 
 
 # --- with_updates and promote ---------------------------------------------------------------------
