@@ -93,3 +93,51 @@ def test_gradient_flows_through_fields():
         st = tf.experimental.StructuredTensor.from_fields({"x": x * 2.0}, shape=[3])
         y = tf.reduce_sum(st[:, "x"])
     assert tape.gradient(y, x).numpy().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_equality_and_pickle():
+    import pickle
+
+    ST = tf.experimental.StructuredTensor
+    a = ST.from_pyval([[{"a": 1, "b": {"c": [1.5]}}], [], [{"a": 2, "b": {"c": []}}]])
+    same = ST.from_pyval([[{"a": 1, "b": {"c": [1.5]}}], [], [{"a": 2, "b": {"c": []}}]])
+    other = ST.from_pyval([[{"a": 1, "b": {"c": [1.5]}}], [], [{"a": 3, "b": {"c": []}}]])
+    assert bool(a == same) and not bool(a == other)
+    back = pickle.loads(pickle.dumps(a))
+    assert back.to_pyval() == a.to_pyval() and back.shape == a.shape
+
+
+def test_tf_function_reads_fields_of_a_ragged_structured_tensor():
+    ST = tf.experimental.StructuredTensor
+
+    @tf.function
+    def f(st):
+        return st.field_value("a").flat_values * 2
+
+    assert f(ST.from_pyval([[{"a": 1}], [], [{"a": 2}]])).numpy().tolist() == [2, 4]
+    assert f(ST.from_pyval([[{"a": 5}, {"a": 6}], [{"a": 7}]])).numpy().tolist() == [10, 12, 14]
+
+
+def test_extension_type_fields():
+    class Masked(tf.experimental.ExtensionType):
+        values: tf.Tensor
+
+    ST = tf.experimental.StructuredTensor
+    scalar = ST.from_fields({"m": Masked([1, 2, 3])})
+    assert scalar["m"].values.numpy().tolist() == [1, 2, 3]
+    assert len(tf.nest.flatten(scalar, expand_composites=True)) == 2  # values, inner shape
+    with pytest.raises(ValueError, match="Error in shape of m: a field of a StructuredTensor"):
+        ST.from_fields({"m": Masked([1, 2, 3])}, shape=[3])
+
+
+def test_row_partition_factories():
+    RP = tf.experimental.RowPartition
+    rp = RP.from_row_lengths([2, 0, 1])
+    assert rp.row_splits().numpy().tolist() == [0, 2, 2, 3] and rp.dtype == tf.int64
+    assert rp.static_nrows == 3 and rp.uniform_row_length() is None
+    uniform = RP.from_uniform_row_length(2, nvals=6)
+    assert uniform.static_uniform_row_length == 2 and int(uniform.nvals()) == 6
+    assert repr(uniform) == "tf.RowPartition(nrows=3, uniform_row_length=2)"
+    assert RP.from_row_splits([0, 1, 3]).row_lengths().numpy().tolist() == [1, 2]
+    with pytest.raises(ValueError, match="row_lengths must be non-negative"):
+        RP.from_row_lengths([1, -1])

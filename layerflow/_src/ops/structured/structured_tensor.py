@@ -272,7 +272,7 @@ class StructuredTensor(BatchableExtensionType):
 
     def __repr__(self) -> str:
         items = sorted(self._fields.items())
-        shown = ((k, str(v).replace("\n", "\n            ")) for k, v in items)
+        shown = ((k, _field_str(v).replace("\n", "\n            ")) for k, v in items)
         body = ",\n        ".join(f'"{k}": {v}' for k, v in shown)
         return f"<StructuredTensor(\n    fields={{\n        {body}}},\n    shape={self._shape})>"
 
@@ -345,6 +345,13 @@ class StructuredTensor(BatchableExtensionType):
                                    self._dtype))  # fmt: skip
 
 
+def _field_str(v: Any) -> str:
+    if isinstance(v, RaggedTensor) and not isinstance(v.flat_values, TensorLike):
+        # a structure rebuilt around stand-ins (tf.function's signature walk): no values
+        return f"<tf.RaggedTensor ragged_rank={v.ragged_rank} flat_values={v.flat_values!r}>"
+    return str(v)
+
+
 # --- helpers shared by the factories and the transforms ------------------------------------------
 
 
@@ -389,6 +396,13 @@ def _with_shape_dtype(v: Any, dtype: Any) -> Any:
 
 def _field_partitions(key: str, v: Any, rank: int, dtype: Any) -> tuple[int, list]:
     """(nrows, [(splits array, uniform length or None)] * (rank - 1)) of a field's outer dims."""
+    if not hasattr(v, "shape"):
+        raise ValueError(
+            f"Error in shape of {key}: a field of a StructuredTensor of rank {rank} must have "
+            f"a shape whose first {rank} dimensions are the structure's; a "
+            f"{type(v).__name__} has none. Give it a `shape` or use it in a scalar "
+            "StructuredTensor."
+        )
     if v.shape.rank is not None and v.shape.rank < rank:
         raise ValueError(f"Error in shape of {key}")
     if isinstance(v, StructuredTensor):

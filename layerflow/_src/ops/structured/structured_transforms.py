@@ -38,6 +38,16 @@ def getitem(st: StructuredTensor, key: tuple) -> Any:
         return _index(st._fields[_name(key[0])], key[1:])
     rank = st.rank
     if len(key) <= rank:
+        for k in key:
+            # TF's message (its first field's indexing error), with a hint
+            if isinstance(k, str | bytes) and st._fields:
+                raise TypeError(
+                    "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and "
+                    f"scalar tf.int32/tf.int64 tensors are valid indices, got {k!r}. A "
+                    f"StructuredTensor of rank {rank} takes a field name after {rank} indices, "
+                    f"e.g. st[{', '.join([':'] * rank)}, {k!r}]."
+                )
+        fields = {k: v[key] for k, v in st._fields.items()}  # first: their errors come first
         new_shape = list(st.shape)
         for d, k in enumerate(key):
             if isinstance(k, slice):
@@ -49,7 +59,6 @@ def getitem(st: StructuredTensor, key: tuple) -> Any:
                 raise ValueError("Slicing not supported for tf.newaxis")
             else:
                 raise ValueError(f"Slicing not supported for {k!r}")
-        fields = {k: v[key] for k, v in st._fields.items()}
         new_shape = [d for d in new_shape if d != -1]
         return StructuredTensor.from_fields(fields, new_shape)
     if not isinstance(key[rank], str | bytes):
