@@ -140,9 +140,9 @@ class StructuredTensor(BatchableExtensionType):
         """A StructuredTensor from nested dicts and lists (dicts become structures).
 
         >>> import layerflow as tf
-        >>> st = tf.experimental.StructuredTensor.from_pyval({"a": [1, 2], "b": {"c": 3}})
+        >>> st = tf.experimental.StructuredTensor.from_pyval({"a": [1, 2], "b": {"c": [3]}})
         >>> st.to_pyval()
-        {'a': [1, 2], 'b': {'c': 3}}
+        {'a': [1, 2], 'b': {'c': [3]}}
         """
         from layerflow._src.ops.structured import structured_pyval
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from layerflow._src.framework import errors
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.framework.tensor import TensorLike
 from layerflow._src.framework.tensor_shape import TensorShape
@@ -201,9 +202,11 @@ def _partition_value(value: Any, rp: RowPartition) -> Any:
 def partition_outer_dimension(st: StructuredTensor, rp: RowPartition) -> StructuredTensor:
     nvals = int(_host(rp.row_splits())[-1])
     if nvals != st._nrows:
-        raise ValueError(
+        raise errors.InvalidArgumentError(
+            None,
+            "StructuredTensor.partition_outer_dimension",
             f"partition_outer_dimension: the row partition holds {nvals} values but the "
-            f"StructuredTensor has {st._nrows} rows."
+            f"StructuredTensor has {st._nrows} rows; give a partition of {st._nrows} values.",
         )
     return _partition_value(st.with_shape_dtype(rp.dtype), rp)
 
