@@ -141,3 +141,10 @@ def test_row_partition_factories():
     assert RP.from_row_splits([0, 1, 3]).row_lengths().numpy().tolist() == [1, 2]
     with pytest.raises(ValueError, match="row_lengths must be non-negative"):
         RP.from_row_lengths([1, -1])
+
+
+def test_from_shape_of_a_ragged_shape():
+    shape = tf.shape(tf.ragged.constant([[1, 2], [3]]))
+    st = tf.experimental.StructuredTensor.from_shape(shape)
+    assert st.shape.as_list() == [2, None] and st.field_names() == ()
+    assert st.to_pyval() == [[{}, {}], [{}]]
