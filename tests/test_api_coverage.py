@@ -26,7 +26,6 @@ ABSENT_LATER = {
     "tf.data.experimental.make_saveable_from_iterator",  # TF 1 Saver
     "tf.test.assert_equal_graph_def",  # no GraphDefs
     "tf.test.create_local_cluster",  # no gRPC servers
-    "tf.experimental.StructuredTensor",  # not done
     "tf.keras.export",  # writes TF SavedModels: no TF graph runtime
     "tf.keras.export.ExportArchive",
     # TF's SavedModel graph quantizer (MLIR passes and calibration on TF's runtime)

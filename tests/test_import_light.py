@@ -18,6 +18,7 @@ LAZY = (
     "layerflow._src.ops.ctc_ops",
     "layerflow._src.ops.string_ops",
     "layerflow._src.ops.ragged.ragged_tensor",
+    "layerflow._src.ops.structured.structured_tensor",
     "layerflow._src.ops.linalg_lu_ops",
     "layerflow._src.ops.linalg_decomp_ops",
     "layerflow._src.ops.conv_transpose_ops",

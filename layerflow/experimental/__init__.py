@@ -36,6 +36,10 @@ _ABSENT = {
 
 
 def __getattr__(name: str):  # noqa: ANN202 - module hook
+    if name == "StructuredTensor":  # loaded on first use, like the ragged package
+        from layerflow._src.ops.structured import structured_tensor as st
+
+        return st.StructuredTensor
     why = _ABSENT.get(name)
     if why is None:
         raise AttributeError(f"module 'layerflow.experimental' has no attribute {name!r}")

@@ -28,6 +28,64 @@ class RowPartition:
         self._splits = splits
         self._uniform = uniform
 
+    # TF's factories (what StructuredTensor.partition_outer_dimension takes)
+    @classmethod
+    def from_row_splits(cls, row_splits: Any, validate: bool = True,
+                        dtype: Any = None, dtype_hint: Any = None) -> RowPartition:  # fmt: skip
+        splits = RaggedTensor.from_row_splits(np.zeros(0), row_splits, validate=False).row_splits
+        s = _host(splits)
+        if validate and (s.size == 0 or s[0] != 0 or np.any(np.diff(s) < 0)):
+            raise ValueError(f"RowPartition: row_splits must start with 0 and be sorted: {s}.")
+        return cls(_cast(splits, dtype), None)
+
+    @classmethod
+    def from_row_lengths(cls, row_lengths: Any, validate: bool = True,
+                         dtype: Any = None, dtype_hint: Any = None) -> RowPartition:
+        lengths = np.asarray(_host(convert_to_tensor(row_lengths)))
+        if validate and np.any(lengths < 0):
+            raise ValueError(f"RowPartition: row_lengths must be non-negative: {lengths}.")
+        # a Python list takes int64 (TF's dtype_hint); an int32 tensor keeps int32
+        want = np.int32 if hasattr(row_lengths, "dtype") and lengths.dtype == np.int32 else np.int64
+        splits = np.concatenate([[0], np.cumsum(lengths)]).astype(want)
+        return cls(_cast(convert_to_tensor(splits), dtype), None)
+
+    @classmethod
+    def from_uniform_row_length(cls, uniform_row_length: Any, nvals: Any = None,
+                                nrows: Any = None, validate: bool = True,
+                                dtype: Any = None, dtype_hint: Any = None) -> RowPartition:
+        length = int(_host(convert_to_tensor(uniform_row_length)))
+        if nrows is None:
+            if nvals is None:
+                raise ValueError("RowPartition.from_uniform_row_length: give nvals or nrows.")
+            nvals = int(_host(convert_to_tensor(nvals)))
+            nrows = nvals // length if length else 0
+        nrows = int(_host(convert_to_tensor(nrows)))
+        splits = convert_to_tensor(np.arange(nrows + 1, dtype=np.int64) * length)
+        return cls(_cast(splits, dtype), length)
+
+    @property
+    def dtype(self) -> Any:
+        return self._splits.dtype
+
+    @property
+    def static_nrows(self) -> int:
+        return int(self._splits.shape[0]) - 1
+
+    @property
+    def static_uniform_row_length(self) -> int | None:
+        return self._uniform
+
+    def uniform_row_length(self) -> Any:
+        if self._uniform is None:
+            return None
+        return convert_to_tensor(np.asarray(self._uniform, self._splits.dtype.np))
+
+    def nvals(self) -> Any:
+        return convert_to_tensor(np.asarray(_host(self._splits)[-1], self._splits.dtype.np))
+
+    def with_dtype(self, dtype: Any) -> RowPartition:
+        return RowPartition(_cast(self._splits, dtype), self._uniform)
+
     def row_splits(self) -> Any:
         return self._splits
 
@@ -35,13 +93,21 @@ class RowPartition:
         return convert_to_tensor(np.diff(_host(self._splits)))
 
     def nrows(self) -> Any:
-        return convert_to_tensor(np.asarray(int(self._splits.shape[0]) - 1, np.int64))
+        return convert_to_tensor(np.asarray(int(self._splits.shape[0]) - 1, self.dtype.np))
 
     def is_uniform(self) -> bool:
         return self._uniform is not None
 
     def __repr__(self) -> str:
+        if self._uniform is not None:
+            return f"tf.RowPartition(nrows={self.static_nrows}, uniform_row_length={self._uniform})"
         return f"tf.RowPartition(row_splits={_host(self._splits)})"
+
+
+def _cast(splits: Any, dtype: Any) -> Any:
+    if dtype is None or dtypes.as_dtype(dtype) == splits.dtype:
+        return splits
+    return convert_to_tensor(_host(splits).astype(dtypes.as_dtype(dtype).np))
 
 
 class DynamicRaggedShape:
