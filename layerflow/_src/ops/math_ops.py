@@ -150,7 +150,7 @@ def _check_int_divisor(xp: Any, x: Any, y: Any, opname: str) -> None:
         )
 
 
-@op("floordiv", 2, accepts="numeric")
+@op("floordiv", 2, accepts="numeric", quiet=True)
 def floordiv(xp: Any, x: Any, y: Any) -> Any:
     """x // y, rounding toward minus infinity; an integer division by zero raises.
 
@@ -170,7 +170,7 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
 floor_div = floordiv
 
 
-@op("floormod", 2, accepts="numeric")
+@op("floormod", 2, accepts="numeric", quiet=True)
 def floormod(xp: Any, x: Any, y: Any) -> Any:
     """x % y with the sign of y (Python's rule); an integer division by zero raises."""
     _check_int_divisor(xp, x, y, "floormod")
@@ -185,7 +185,7 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
 mod = floormod
 
 
-@op("pow", 2)
+@op("pow", 2, quiet=True)
 def pow(xp: Any, x: Any, y: Any) -> Any:  # noqa: A001 - TF's name
     if x.dtype.kind in "iu" and xp.any(y < 0):
         raise errors.InvalidArgumentError(
