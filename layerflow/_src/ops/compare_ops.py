@@ -66,13 +66,15 @@ def _float_to_int(xp: Any, x: Any, dtype: Any) -> Any:
     int32); NaN, inf and values out of that range become its minimum (x86's "integer
     indefinite"; for uint32, NaN and inf give 2**31); narrower targets keep the low bits.
     So NaN -> 0 for uint8 and -2**31 for int32, 300.7 -> 44 and -1.5 -> 255 for uint8,
-    -3e9 -> 2**64 - 3e9 for uint64. (Out-of-range casts are undefined in C++: TF's vectorized loop over long
-    tensors of 1- and 2-byte targets saturates some values instead; use tf.saturate_cast for
-    a defined clamp.)
+    -3e9 -> 2**64 - 3e9 for uint64. (Out-of-range casts are undefined in C++: TF's vectorized
+    loop over long tensors of 1- and 2-byte targets saturates some values instead; use
+    tf.saturate_cast for a defined clamp.)
     """
     wide = np.dtype(np.int32 if dtype.itemsize < 4 or dtype == np.int32 else np.int64)
-    t = xp.trunc(x.astype(np.float64))
     bound = float(2 ** (8 * wide.itemsize - 1))
+    t = xp.trunc(x.astype(np.float64))
+    if t.size == 0 or (bool(t.min() >= -bound) and bool(t.max() < bound)):
+        return t.astype(wide).astype(dtype, copy=False)  # all in range (NaN fails the test)
     bad = ~((t >= -bound) & (t < bound))  # also NaN
     if dtype == np.uint64:  # 2**63 <= t < 2**64 fits the unsigned target
         big = (t >= bound) & (t < 2 * bound)
