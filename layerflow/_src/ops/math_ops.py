@@ -22,6 +22,7 @@ from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.compare_ops import (  # noqa: F401 - re-exported
     _cast,
+    _float_to_int,
     _ones_like,
     _zeros_like,
     cast,
