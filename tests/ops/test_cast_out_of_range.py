@@ -55,3 +55,20 @@ def test_saturate_cast_clamps():
     x = tf.constant([np.inf, -np.inf, 300.7, -300.7, 2.5])
     assert tf.saturate_cast(x, tf.uint8).numpy().tolist() == [255, 0, 255, 0, 2]
     assert tf.saturate_cast(x, tf.int8).numpy().tolist() == [127, -128, 127, -128, 2]
+
+
+@pytest.mark.parametrize("src", ["float32", "float64"])
+@pytest.mark.parametrize("dst", sorted(TF))
+def test_the_explicit_rule_matches_tf_too(src, dst):
+    # Another array module (CuPy) takes the explicit rule instead of NumPy's own cast: run it
+    # through a stand-in module on the CPU, in and out of the in-range fast path.
+    from types import SimpleNamespace
+
+    from layerflow._src.ops.compare_ops import _float_to_int
+
+    xp = SimpleNamespace(trunc=np.trunc, where=np.where, isfinite=np.isfinite)
+    x = np.array(VALS, dtype=src)
+    with np.errstate(all="ignore"):
+        assert _float_to_int(xp, x, np.dtype(dst)).tolist() == TF[dst]
+        finite = np.array([2.7, -2.7, 0.0, 100.0], dtype=src)
+        assert _float_to_int(xp, finite, np.dtype(dst)).tolist() == finite.astype(dst).tolist()
