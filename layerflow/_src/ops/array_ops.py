@@ -255,7 +255,8 @@ def _normalize_key(key: Any) -> Any:
 
 @op("strided_slice", 1, may_alias=True)
 def _getitem(xp: Any, x: Any, key: Any) -> Any:
-    if x.ndim == 0 and key != ():
+    # A scalar takes only new axes and ellipses (`x[..., None]` has shape (1,), as in TF).
+    if x.ndim == 0 and not _new_axes_only(key):
         raise errors.InvalidArgumentError(
             None, "strided_slice", "Index out of range: cannot index a scalar (rank-0) tensor."
         )
@@ -285,6 +286,11 @@ def _getitem_grad(xp: Any, dy: Any, shape: tuple[int, ...], key: Any) -> Any:
 @_getitem_grad.grad
 def _(ddx: Any, out: Any, dy: Any, shape: Any, key: Any) -> Any:
     return _getitem(ddx, key)
+
+
+def _new_axes_only(key: Any) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis for k in keys)
 
 
 def _is_basic(key: Any) -> bool:

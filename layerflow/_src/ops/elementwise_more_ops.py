@@ -151,7 +151,7 @@ def _check_int_divisor(xp: Any, y: Any, opname: str) -> None:
         )
 
 
-@op("truncatediv", 2)
+@op("truncatediv", 2, quiet=True)
 def truncatediv(xp: Any, x: Any, y: Any) -> Any:
     """x / y rounded toward zero (C semantics), unlike floordiv's rounding toward -inf.
 
@@ -169,7 +169,7 @@ def truncatediv(xp: Any, x: Any, y: Any) -> Any:
     return xp.trunc(x / y)
 
 
-@op("truncatemod", 2)
+@op("truncatemod", 2, quiet=True)
 def truncatemod(xp: Any, x: Any, y: Any) -> Any:
     """The remainder of truncated division: its sign follows `x` (C's fmod).
 

@@ -86,7 +86,7 @@ def _(dy: Any, out: Any, x: Any) -> Any:
 # Like sqrt's (math_ops), TF's RsqrtGrad and ReciprocalGrad are 0 wherever dy is 0.
 
 
-@op("rsqrt_grad", 2)
+@op("rsqrt_grad", 2, quiet=True)
 def _rsqrt_grad(xp: Any, y: Any, dy: Any) -> Any:
     """-0.5 * dy * y**3 (d/dx x^-1/2 with y = x^-1/2), and 0 where dy == 0."""
     with np.errstate(invalid="ignore", over="ignore"):
@@ -108,7 +108,7 @@ def _(dy: Any, out: Any, x: Any) -> Any:
     return _reciprocal_grad(out, dy)
 
 
-@op("reciprocal_grad", 2)
+@op("reciprocal_grad", 2, quiet=True)
 def _reciprocal_grad(xp: Any, y: Any, dy: Any) -> Any:
     """-dy * y**2 (d/dx 1/x with y = 1/x), and 0 where dy == 0."""
     with np.errstate(invalid="ignore", over="ignore"):

@@ -22,6 +22,7 @@ from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.tensor import Tensor
 from layerflow._src.ops.compare_ops import (  # noqa: F401 - re-exported
     _cast,
+    _float_to_int,
     _ones_like,
     _zeros_like,
     cast,
@@ -150,7 +151,7 @@ def _check_int_divisor(xp: Any, x: Any, y: Any, opname: str) -> None:
         )
 
 
-@op("floordiv", 2, accepts="numeric")
+@op("floordiv", 2, accepts="numeric", quiet=True)
 def floordiv(xp: Any, x: Any, y: Any) -> Any:
     """x // y, rounding toward minus infinity; an integer division by zero raises.
 
@@ -170,7 +171,7 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
 floor_div = floordiv
 
 
-@op("floormod", 2, accepts="numeric")
+@op("floormod", 2, accepts="numeric", quiet=True)
 def floormod(xp: Any, x: Any, y: Any) -> Any:
     """x % y with the sign of y (Python's rule); an integer division by zero raises."""
     _check_int_divisor(xp, x, y, "floormod")
@@ -185,7 +186,7 @@ def _(dy: Any, out: Any, x: Any, y: Any) -> Any:
 mod = floormod
 
 
-@op("pow", 2)
+@op("pow", 2, quiet=True)
 def pow(xp: Any, x: Any, y: Any) -> Any:  # noqa: A001 - TF's name
     if x.dtype.kind in "iu" and xp.any(y < 0):
         raise errors.InvalidArgumentError(

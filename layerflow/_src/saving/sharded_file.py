@@ -6,7 +6,8 @@ atomically, and then, last, the index at `path`: a layerflow weights file (safet
 holds no tensors and whose checksummed metadata (format version 2) names the data files by file
 name and places every slice: {key: {dtype, shape, slices: [[file, offset, spec, crc32]]}}. A
 fresh token per save means the previous checkpoint at `path` stays whole until the new index
-replaces it; its data files are deleted afterwards.
+replaces it; its data files are deleted afterwards. A save that fails midway deletes the data
+files it wrote, so the folder is left as it was.
 
 The index is untrusted input: data files must be plain names inside the index's folder, every
 size, offset and slice spec is checked (slices tile each tensor, spans tile each data file, every
@@ -49,9 +50,30 @@ def write(path: str, shards: list[dict], info: dict) -> None:
     folder, base = os.path.split(os.path.abspath(path))
     old = data_files(path)
     token = secrets.token_hex(8)
+    written: list[str] = []
+    try:
+        _write_new(path, folder, base, token, shards, info, written)
+    except BaseException:
+        # A failed save (an error in a value, a full disk, an interrupt) leaves the folder as
+        # it was: the data files it wrote go, unless the new index already names them.
+        if not set(written) & set(data_files(path)):
+            for p in written:
+                with contextlib.suppress(OSError):
+                    os.remove(p)
+        raise
+    for p in old:  # the previous save's data files, now that no index names them
+        if p not in written:
+            with contextlib.suppress(OSError):
+                os.remove(p)
+
+
+def _write_new(path: str, folder: str, base: str, token: str, shards: list[dict], info: dict,
+               written: list[str]) -> None:  # fmt: skip
+    """The data files (their paths appended to `written` as they appear), then the index."""
     files, tensors = [], {}
     for i, shard in enumerate(shards):
         name = _data_name(base, i, len(shards), token)
+        written.append(os.path.join(folder, name))
         offset = 0
         with atomic_write(os.path.join(folder, name)) as tmp, open(tmp, "wb") as f:
             for key, slices in shard.items():
@@ -71,11 +93,6 @@ def write(path: str, shards: list[dict], info: dict) -> None:
         files.append({"name": name, "bytes": offset})
     doc = dict(info, sharded={"files": files, "tensors": tensors})
     weights_file.write(path, {}, doc, format_version=INDEX_VERSION)
-    new = {os.path.join(folder, f["name"]) for f in files}
-    for p in old:  # the previous save's data files, now that no index names them
-        if p not in new:
-            with contextlib.suppress(OSError):
-                os.remove(p)
 
 
 def data_files(path: str) -> list[str]:

@@ -122,9 +122,17 @@ class Sequential(Model):
         return None
 
     def _symbolic_build(self, input_shape: Any) -> None:
-        dtype = self._input_layer.dtype if self._input_layer is not None else self.dtype
-        self.__dict__["_input_dtype"] = dtype
-        x = KerasTensor(input_shape, dtype)
+        # The declared input's dtype: tf.keras.Input's, or that of a first layer given
+        # `input_shape=` (tf_keras's Sequential.add: `Input(..., dtype=layer.dtype)`, so
+        # `TextVectorization(input_shape=(1,), dtype=tf.string)` takes strings). A model built
+        # with `build(shape)` only declares no dtype: its input is floatx and calls are not cast.
+        declared = None
+        if self._input_layer is not None:
+            declared = self._input_layer.dtype
+        elif self._stack and self._stack[0]._batch_input_shape is not None:
+            declared = self._stack[0].dtype
+        self.__dict__["_input_dtype"] = declared
+        x = KerasTensor(input_shape, declared or self.dtype)
         self.__dict__["_graph_input"] = x
         self.__dict__["_build_input_shape"] = input_shape
         for layer in self._stack:
@@ -154,6 +162,18 @@ class Sequential(Model):
         for layer in self._stack:
             x = layer(x)
         return x.shape
+
+    @property
+    def inputs(self) -> Any:
+        """`[model.input]` once the model is built symbolically (tf.keras.Input, a first
+        layer's `input_shape=`, or `build(shape)`), else None, as in tf_keras."""
+        x = self.__dict__.get("_graph_input")
+        return None if x is None else [x]
+
+    @property
+    def outputs(self) -> Any:
+        x = self.__dict__.get("_graph_output")
+        return None if x is None or self.__dict__.get("_graph_input") is None else [x]
 
     @property
     def input_shape(self) -> Any:
