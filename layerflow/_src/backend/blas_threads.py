@@ -22,6 +22,22 @@ process, a char-RNN far more. So before a large GEMM the kernels call `gemm(m, n
   BLAS tolerates.
 
 Without `threadpoolctl` importable, or with no BLAS it knows, `gemm` does nothing.
+
+Measured choice (`timed` / `done`). The load is only a proxy: whether a second thread pays
+depends on how the scheduler shares the cores right now, which `/proc/stat` cannot tell (a
+machine with load ~1 from short jobs gave the MLP's 256x784x256 product 320 us on 2 threads
+against 455 us on 1, where the load rule asked for 1). So the GEMMs whose callers report back
+(Dense, matmul, the compiled plan's buffers) are timed now and then: per product shape, a
+round of `SAMPLES` calls per count alternates between 1 thread, the load rule's count and all
+`cap` threads (a bandit with periodic re-exploration: the load changes), each call timed by
+the wall clock around it, and the count with the lowest median wins until the next round.
+More threads must win by `MIN_GAIN` (else they only burn the other core). A count `REJECT`
+times slower than another is dropped after one sample; a round that confirms the choice
+doubles the wait to the next one (`EXPLORE_S` up to `EXPLORE_MAX_S`); a change of the load
+rule's count (the machine got busier or quieter) starts a round at once. On a machine loaded
+by ~6 other processes a 2-thread sample took 12-65 ms against 0.5 ms on one (and OpenBLAS's
+idle worker then spins a while), so rounds must stay rare there. Between rounds a call costs
+a clock read and a dict look-up (~0.25 us beside GEMMs of >= 1e6 multiply-adds, >= ~5 us).
 """
 
 from __future__ import annotations
@@ -35,6 +51,14 @@ from typing import Any
 SMALL_MNK = 1 << 20
 # Seconds between two looks at the machine's load.
 REFRESH_S = 0.5
+# Measured choice: seconds between two rounds of timing per product size, timed calls per
+# thread count in a round, and how much faster more threads must be to be chosen.
+EXPLORE_S = 0.25
+EXPLORE_MAX_S = 8.0
+SAMPLES = 3
+MIN_GAIN = 0.05
+# A count whose sample takes this many times another's median is dropped for the round.
+REJECT = 2.0
 
 
 def _affinity_cores() -> int:
@@ -103,6 +127,26 @@ def _threadpoolctl_blas() -> list:
         return []
 
 
+class _Shape:
+    """What the policy knows about one product size: its chosen count, when to re-measure, the
+    arms still to time in this round and the timings so far."""
+
+    __slots__ = ("best", "best_t", "gap", "next", "todo", "times")
+
+    def __init__(self) -> None:
+        self.best = 0  # the chosen count (0: none yet)
+        self.best_t = 0.0  # its median time in the last round
+        self.gap = EXPLORE_S  # seconds to the next round
+        self.next = 0.0  # 0: a round is under way (or due)
+        self.todo: list[int] = []  # counts still to time this round, popped from the end
+        self.times: dict[int, list[float]] = {}
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
 class BlasThreads:
     """The per-process policy. `gemm` is the hot path: for a small product it only compares two
     ints; for a large one it also reads the clock, and every `REFRESH_S` the machine's load."""
@@ -117,6 +161,9 @@ class BlasThreads:
         self.switches = 0  # calls into the library (for tests and the bench)
         self._next = 0.0
         self._owner = threading.main_thread().ident  # the one thread that switches
+        self._shapes: dict[int, _Shape] = {}  # product shape -> measured choice
+        self._pending: tuple[_Shape, int] | None = None  # the sample `done` closes
+        self.rounds = 0  # measuring rounds finished (for tests and the bench)
 
     def gemm(self, m: int, n: int, k: int) -> None:
         """Set the thread count for an (m, k) @ (k, n) product (batched: m counts the batch)."""
@@ -130,6 +177,98 @@ class BlasThreads:
             self._refresh(now)
         if self.free != self.current:
             self._set(self.free)
+
+    def timed(self, m: int, n: int, k: int) -> float | None:
+        """`gemm`, choosing the count by measurement (see the module docstring). Returns None,
+        or the start time when this call is a sample: then call `done(start)` right after the
+        GEMM (a sample never closed is dropped)."""
+        mnk = m * n * k
+        if mnk < SMALL_MNK:
+            if self.current != 1:
+                self._set(1)
+            return None
+        now = self._clock()
+        if now >= self._next:
+            self._refresh(now)
+        key = mnk ^ (m << 40)  # two products of one size may scale differently
+        shape = self._shapes.get(key)
+        if shape is None or now >= shape.next:
+            return self._explore(key, shape, now)
+        if shape.best != self.current:
+            self._set(shape.best)
+        return None
+
+    def done(self, start: float) -> None:
+        """Close the sample `timed` opened at `start`."""
+        elapsed = self._clock() - start
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        shape, arm = pending
+        shape.times.setdefault(arm, []).append(elapsed)
+        others = [_median(t) for a, t in shape.times.items() if a != arm]
+        if others and elapsed > REJECT * min(others):
+            shape.todo = [a for a in shape.todo if a != arm]  # clearly slower: no more
+        if not shape.todo:
+            self._decide(shape)
+
+    def _arms(self) -> list[int]:
+        if not self.cap:
+            self._find()
+        if not self._libs:
+            return [max(1, self.current)]
+        return sorted({1, max(1, min(self.free or self.cap, self.cap)), self.cap})
+
+    def _explore(self, key: int, shape: _Shape | None, now: float) -> float | None:
+        if threading.get_ident() != self._owner:  # only the main thread measures
+            if shape is not None and shape.best and shape.best != self.current:
+                self._set(shape.best)
+            elif (shape is None or not shape.best) and self.free != self.current:
+                self._set(self.free)
+            return None
+        if shape is None:
+            shape = self._shapes[key] = _Shape()
+        if shape.next:  # a new round
+            shape.next = 0.0
+            shape.todo, shape.times = [], {}
+        if not shape.todo:
+            arms = self._arms()
+            if len(arms) == 1:
+                shape.best, shape.next = arms[0], now + EXPLORE_S
+                if shape.best != self.current:
+                    self._set(shape.best)
+                return None
+            if all(len(shape.times.get(a, ())) >= 1 for a in arms):
+                self._decide(shape)  # the round's last sample was dropped: decide anyway
+                if shape.best != self.current:
+                    self._set(shape.best)
+                return None
+            # Round-robin from the chosen count (a new shape: the load rule's), the reference
+            # a challenger is held to.
+            lead = shape.best or self.free or self.current
+            first = arms.index(lead) if lead in arms else 0
+            arms = arms[first:] + arms[:first]
+            shape.todo = arms * SAMPLES
+            shape.todo.reverse()  # popped from the end
+        arm = shape.todo.pop()
+        if arm != self.current:
+            self._set(arm)
+        self._pending = (shape, arm)
+        return self._clock()
+
+    def _decide(self, shape: _Shape) -> None:
+        best, best_t = 0, 0.0
+        for arm in sorted(shape.times):
+            t = _median(shape.times[arm])
+            if not best or t < best_t * (1.0 - MIN_GAIN):
+                best, best_t = arm, t
+        # The same choice again: measure half as often (a round costs samples at the slower
+        # counts); a new one: back to every EXPLORE_S.
+        shape.gap = min(2.0 * shape.gap, EXPLORE_MAX_S) if best == shape.best else EXPLORE_S
+        shape.best, shape.best_t = best, best_t
+        shape.todo = []
+        shape.next = self._clock() + shape.gap
+        self.rounds += 1
 
     def _set(self, n: int) -> None:
         if threading.get_ident() != self._owner:
@@ -166,15 +305,24 @@ class BlasThreads:
             # Someone else set the count (threadpool_limits, a user's own call): the new cap.
             self.cap = max(1, seen)
             self.current = seen
+            self._shapes.clear()  # measured under the old cap
+            self._pending = None
         if self._probe is None:
             self._probe = LoadProbe()  # measures from now on; until then, all threads
             self.free = self.cap
             return
-        self.free = min(self.cap, free_threads(self._probe.cores, self._probe.others_busy()))
+        free = min(self.cap, free_threads(self._probe.cores, self._probe.others_busy()))
+        if free != self.free:  # the load changed: measure again (`timed`)
+            for shape in self._shapes.values():
+                if shape.next:
+                    shape.next, shape.gap = now, EXPLORE_S
+        self.free = free
 
 
 _POLICY = BlasThreads()
 gemm = _POLICY.gemm
+timed = _POLICY.timed
+done = _POLICY.done
 
 
 def policy() -> BlasThreads:

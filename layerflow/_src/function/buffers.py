@@ -63,23 +63,26 @@ def _relu_grad(xp: Any, out: Any, dy: Any, y: Any) -> None:
     xp.multiply(dy, y > 0, out=out)
 
 
-# The GEMMs choose BLAS threads per call as the ops do (`backend/blas_threads`): without it a
-# small product runs with the thread count the last large one set, which on a busy machine
-# cost a 256x256x10 product 25x its single-thread time (measured).
+# The GEMMs choose BLAS threads per call as the ops do (`backend/blas_threads`: `timed` and
+# `done` around the product): without it a small product runs with the thread count the last
+# large one set, which on a busy machine cost a 256x256x10 product 25x its single-thread time.
 def _matmul(xp: Any, out: Any, a: Any, b: Any, transpose_a: bool = False,
             transpose_b: bool = False) -> None:  # fmt: skip
     if transpose_a:
         a = a.swapaxes(-1, -2)
     if transpose_b:
         b = b.swapaxes(-1, -2)
-    if a.size > 255:
-        blas_threads.gemm(a.size, b.shape[-1], 1)
+    t = blas_threads.timed(a.size, b.shape[-1], 1) if a.size > 255 else None
     xp.matmul(a, b, out=out)
+    if t is not None:
+        blas_threads.done(t)
 
 
 def _dense(xp: Any, out: Any, x: Any, kernel: Any, bias: Any, relu: bool) -> None:
-    blas_threads.gemm(x.shape[0], kernel.shape[1], kernel.shape[0])
+    t = blas_threads.timed(x.shape[0], kernel.shape[1], kernel.shape[0])
     xp.matmul(x, kernel, out=out)
+    if t is not None:
+        blas_threads.done(t)
     out += bias
     if relu:
         xp.maximum(out, 0, out=out)
