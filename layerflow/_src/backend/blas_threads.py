@@ -28,16 +28,16 @@ depends on how the scheduler shares the cores right now, which `/proc/stat` cann
 machine with load ~1 from short jobs gave the MLP's 256x784x256 product 320 us on 2 threads
 against 455 us on 1, where the load rule asked for 1). So the GEMMs whose callers report back
 (Dense, matmul, the compiled plan's buffers) are timed now and then: per product shape, a
-round of `SAMPLES` calls per count alternates between 1 thread, the load rule's count and all
-`cap` threads (a bandit with periodic re-exploration: the load changes), each call timed by
-the wall clock around it, and the count with the lowest median wins until the next round.
-More threads must win by `MIN_GAIN` (else they only burn the other core). A count `REJECT`
-times slower than another is dropped after one sample; a round that confirms the choice
-doubles the wait to the next one (`EXPLORE_S` up to `EXPLORE_MAX_S`); a change of the load
-rule's count (the machine got busier or quieter) starts a round at once. On a machine loaded
-by ~6 other processes a 2-thread sample took 12-65 ms against 0.5 ms on one (and OpenBLAS's
-idle worker then spins a while), so rounds must stay rare there. Between rounds a call costs
-a clock read and a dict look-up (~0.25 us beside GEMMs of >= 1e6 multiply-adds, >= ~5 us).
+round times a block of `SAMPLES` calls on each count (1 thread, the load rule's count, all
+`cap` threads; a bandit with periodic re-exploration, since the load changes), each call by
+the wall clock around it, and the count with the lowest time (`_estimate`) wins until the next
+round. More threads must win by `MIN_GAIN` (else they only burn the other core). A count
+`REJECT` times slower than another after its second call is dropped for the round; a round
+that confirms the choice doubles the wait to the next one (`EXPLORE_S` up to
+`EXPLORE_MAX_S`); a change of the load rule's count (the machine got busier or quieter)
+starts a round at once. On a machine loaded by ~6 other processes a first 2-thread call took
+12-65 ms against 0.5 ms on one thread, so rounds must stay rare there. Between rounds a call
+costs a clock read and a dict look-up (~0.25 us beside GEMMs of >= 1e6 multiply-adds, >= 5 us).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ EXPLORE_S = 0.25
 EXPLORE_MAX_S = 8.0
 SAMPLES = 3
 MIN_GAIN = 0.05
-# A count whose sample takes this many times another's median is dropped for the round.
+# A count whose second or later sample takes this many times another's time is dropped.
 REJECT = 2.0
 
 
@@ -142,8 +142,12 @@ class _Shape:
         self.times: dict[int, list[float]] = {}
 
 
-def _median(xs: list[float]) -> float:
-    xs = sorted(xs)
+def _estimate(xs: list[float]) -> float:
+    """A count's time from its block of samples: the median of all but the first (the first
+    call after a switch to more threads wakes OpenBLAS's sleeping workers, which on a loaded
+    machine took 12-65 ms where the next calls took a few hundred us: not what staying on
+    that count costs)."""
+    xs = sorted(xs[1:] or xs)
     return xs[len(xs) // 2]
 
 
@@ -205,9 +209,10 @@ class BlasThreads:
         if pending is None:
             return
         shape, arm = pending
-        shape.times.setdefault(arm, []).append(elapsed)
-        others = [_median(t) for a, t in shape.times.items() if a != arm]
-        if others and elapsed > REJECT * min(others):
+        times = shape.times.setdefault(arm, [])
+        times.append(elapsed)
+        others = [_estimate(t) for a, t in shape.times.items() if a != arm]
+        if len(times) >= 2 and others and elapsed > REJECT * min(others):
             shape.todo = [a for a in shape.todo if a != arm]  # clearly slower: no more
         if not shape.todo:
             self._decide(shape)
@@ -243,12 +248,11 @@ class BlasThreads:
                 if shape.best != self.current:
                     self._set(shape.best)
                 return None
-            # Round-robin from the chosen count (a new shape: the load rule's), the reference
-            # a challenger is held to.
+            # A block of calls per count, the chosen one first (a new shape: the load rule's);
+            # each block's first call finds a count's idle threads asleep (see `_estimate`).
             lead = shape.best or self.free or self.current
             first = arms.index(lead) if lead in arms else 0
-            arms = arms[first:] + arms[:first]
-            shape.todo = arms * SAMPLES
+            shape.todo = [a for a in arms[first:] + arms[:first] for _ in range(SAMPLES)]
             shape.todo.reverse()  # popped from the end
         arm = shape.todo.pop()
         if arm != self.current:
@@ -259,7 +263,7 @@ class BlasThreads:
     def _decide(self, shape: _Shape) -> None:
         best, best_t = 0, 0.0
         for arm in sorted(shape.times):
-            t = _median(shape.times[arm])
+            t = _estimate(shape.times[arm])
             if not best or t < best_t * (1.0 - MIN_GAIN):
                 best, best_t = arm, t
         # The same choice again: measure half as often (a round costs samples at the slower
