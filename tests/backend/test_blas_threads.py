@@ -217,6 +217,14 @@ def test_more_threads_must_win_by_min_gain():
     assert used[-10:] == [1] * 10
 
 
+def test_a_catastrophically_slow_count_is_dropped_after_its_first_call():
+    p, lib, _, clock = mpolicy()
+    run(p, lib, clock, {1: 450e-6, 2: 45e-3}, calls=10)
+    clock.now = next(iter(p._shapes.values())).next
+    used = run(p, lib, clock, {1: 450e-6, 2: 45e-3}, calls=10)
+    assert used.count(2) == 1 and p.rounds == 2
+
+
 def test_a_round_times_a_block_of_calls_per_count_the_chosen_one_first():
     p, lib, _, clock = mpolicy()
     used = run(p, lib, clock, {1: 455e-6, 2: 320e-6}, calls=2 * bt.SAMPLES)
@@ -235,8 +243,8 @@ def test_the_first_call_of_a_block_waking_the_threads_is_not_held_against_the_co
     for _ in range(2 * bt.SAMPLES + 3):
         t = p.timed(*BIG)
         n = lib.threads
-        # 2 threads: 40 ms when the workers were asleep (the previous call ran on 1), then fast
-        clock.now += 40e-3 if n == 2 and last == 1 else {1: 455e-6, 2: 320e-6}[n]
+        # 2 threads: 3 ms when the workers were asleep (the previous call ran on 1), then fast
+        clock.now += 3e-3 if n == 2 and last == 1 else {1: 455e-6, 2: 320e-6}[n]
         last = n
         if t is not None:
             p.done(t)
@@ -256,7 +264,7 @@ def test_between_rounds_no_library_calls_and_no_samples():
 
 def test_a_clearly_slower_count_is_dropped_after_its_second_call():
     p, lib, _, clock = mpolicy()
-    cost = {1: 450e-6, 2: 45e-3}
+    cost = {1: 450e-6, 2: 3e-3}  # 6.7x: more than REJECT, less than REJECT_FIRST
     used = run(p, lib, clock, cost, calls=10)
     assert used.count(2) == bt.SAMPLES and p.rounds == 1  # the first round leads with 2
     clock.now = next(iter(p._shapes.values())).next

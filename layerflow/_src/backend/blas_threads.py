@@ -32,12 +32,12 @@ round times a block of `SAMPLES` calls on each count (1 thread, the load rule's 
 `cap` threads; a bandit with periodic re-exploration, since the load changes), each call by
 the wall clock around it, and the count with the lowest time (`_estimate`) wins until the next
 round. More threads must win by `MIN_GAIN` (else they only burn the other core). A count
-`REJECT` times slower than another after its second call is dropped for the round; a round
-that confirms the choice doubles the wait to the next one (`EXPLORE_S` up to
-`EXPLORE_MAX_S`); a change of the load rule's count (the machine got busier or quieter)
-starts a round at once. On a machine loaded by ~6 other processes a first 2-thread call took
-12-65 ms against 0.5 ms on one thread, so rounds must stay rare there. Between rounds a call
-costs a clock read and a dict look-up (~0.25 us beside GEMMs of >= 1e6 multiply-adds, >= 5 us).
+`REJECT` times slower than another at its second call (`REJECT_FIRST` at its first) is dropped
+for the round; a round that confirms the choice doubles the wait to the next one (`EXPLORE_S`
+up to `EXPLORE_MAX_S`); a change of the load rule's count (the machine got busier or quieter)
+starts a round at once. On a machine loaded by ~6 other processes 2-thread calls took 12-90
+ms against 0.5 ms on one thread, so rounds must stay rare and short there. Between rounds a
+call costs a clock read and a dict look-up (~0.25 us beside GEMMs of >= 1e6 multiply-adds).
 """
 
 from __future__ import annotations
@@ -57,8 +57,10 @@ EXPLORE_S = 0.25
 EXPLORE_MAX_S = 8.0
 SAMPLES = 3
 MIN_GAIN = 0.05
-# A count whose second or later sample takes this many times another's time is dropped.
+# A count whose second or later sample takes this many times another's time is dropped (its
+# first: REJECT_FIRST times, since it may pay for waking the threads).
 REJECT = 2.0
+REJECT_FIRST = 8.0
 
 
 def _affinity_cores() -> int:
@@ -212,7 +214,7 @@ class BlasThreads:
         times = shape.times.setdefault(arm, [])
         times.append(elapsed)
         others = [_estimate(t) for a, t in shape.times.items() if a != arm]
-        if len(times) >= 2 and others and elapsed > REJECT * min(others):
+        if others and elapsed > (REJECT if len(times) >= 2 else REJECT_FIRST) * min(others):
             shape.todo = [a for a in shape.todo if a != arm]  # clearly slower: no more
         if not shape.todo:
             self._decide(shape)
