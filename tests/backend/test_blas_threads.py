@@ -253,13 +253,41 @@ def test_the_first_call_of_a_block_waking_the_threads_is_not_held_against_the_co
 
 def test_between_rounds_no_library_calls_and_no_samples():
     p, lib, _, clock = mpolicy()
-    cost = {1: 455e-6, 2: 320e-6}
+    cost = {1: 320e-6, 2: 455e-6}  # 1 thread wins: nothing to watch
     run(p, lib, clock, cost, calls=2 * bt.SAMPLES + 1)  # the round, then the winner's count
     calls, switches = len(lib.calls), p.switches
     for _ in range(50):
         assert p.timed(*BIG) is None  # not a sample: the caller skips `done`
         clock.now += cost[lib.threads]
     assert len(lib.calls) == calls and p.switches == switches
+
+
+def test_more_threads_are_watched_between_rounds_without_library_calls():
+    p, lib, _, clock = mpolicy()
+    cost = {1: 455e-6, 2: 320e-6}
+    run(p, lib, clock, cost, calls=2 * bt.SAMPLES + 1)
+    calls, rounds = len(lib.calls), p.rounds
+    assert run(p, lib, clock, cost, calls=50) == [2] * 50
+    assert len(lib.calls) == calls and p.rounds == rounds and p.fallbacks == 0
+
+
+def test_a_stall_on_more_threads_falls_back_at_once_and_measures_later():
+    p, lib, _, clock = mpolicy()
+    run(p, lib, clock, {1: 455e-6, 2: 320e-6}, calls=2 * bt.SAMPLES)
+    shape = next(iter(p._shapes.values()))
+    gap = shape.gap
+    used = run(p, lib, clock, {1: 455e-6, 2: 40e-3}, calls=5)  # the other core got taken
+    assert used == [2, 1, 1, 1, 1] and p.fallbacks == 1
+    assert shape.best == 1 and shape.gap == 2 * gap
+
+
+def test_small_stalls_are_paid_for_by_the_gains_before_them():
+    p, lib, _, clock = mpolicy()
+    run(p, lib, clock, {1: 455e-6, 2: 320e-6}, calls=2 * bt.SAMPLES)
+    run(p, lib, clock, {1: 455e-6, 2: 320e-6}, calls=20)  # 2.7 ms gained
+    used = run(p, lib, clock, {1: 455e-6, 2: 3e-3}, calls=1)  # a 2.5 ms loss
+    used += run(p, lib, clock, {1: 455e-6, 2: 320e-6}, calls=3)
+    assert used == [2] * 4 and p.fallbacks == 0
 
 
 def test_a_clearly_slower_count_is_dropped_after_its_second_call():

@@ -61,6 +61,10 @@ MIN_GAIN = 0.05
 # first: REJECT_FIRST times, since it may pay for waking the threads).
 REJECT = 2.0
 REJECT_FIRST = 8.0
+# A chosen count with more threads is watched at every call and dropped once it has lost DEBT
+# calls' time of the fewest-thread count (its gains count up to CREDIT calls).
+DEBT = 2.0
+CREDIT = 10.0
 
 
 def _affinity_cores() -> int:
@@ -133,11 +137,15 @@ class _Shape:
     """What the policy knows about one product size: its chosen count, when to re-measure, the
     arms still to time in this round and the timings so far."""
 
-    __slots__ = ("best", "best_t", "gap", "next", "todo", "times")
+    __slots__ = ("best", "best_t", "fallback", "fallback_t", "debt", "gap", "next", "todo",
+                 "times")  # fmt: skip
 
     def __init__(self) -> None:
         self.best = 0  # the chosen count (0: none yet)
         self.best_t = 0.0  # its median time in the last round
+        self.fallback = 0  # while more threads than the fewest measured are chosen: that count
+        self.fallback_t = 0.0  # and its time, what each monitored call is held to
+        self.debt = 0.0  # seconds the chosen count lost against the fallback since the round
         self.gap = EXPLORE_S  # seconds to the next round
         self.next = 0.0  # 0: a round is under way (or due)
         self.todo: list[int] = []  # counts still to time this round, popped from the end
@@ -170,6 +178,7 @@ class BlasThreads:
         self._shapes: dict[int, _Shape] = {}  # product shape -> measured choice
         self._pending: tuple[_Shape, int] | None = None  # the sample `done` closes
         self.rounds = 0  # measuring rounds finished (for tests and the bench)
+        self.fallbacks = 0  # choices abandoned between rounds (`_watch`)
 
     def gemm(self, m: int, n: int, k: int) -> None:
         """Set the thread count for an (m, k) @ (k, n) product (batched: m counts the batch)."""
@@ -202,6 +211,9 @@ class BlasThreads:
             return self._explore(key, shape, now)
         if shape.best != self.current:
             self._set(shape.best)
+        if shape.fallback and self._pending is None:  # more threads: every call is watched
+            self._pending = (shape, 0)
+            return now
         return None
 
     def done(self, start: float) -> None:
@@ -211,6 +223,9 @@ class BlasThreads:
         if pending is None:
             return
         shape, arm = pending
+        if not arm:  # a watched call of the chosen count (see `_watch`)
+            self._watch(shape, elapsed)
+            return
         times = shape.times.setdefault(arm, [])
         times.append(elapsed)
         others = [_estimate(t) for a, t in shape.times.items() if a != arm]
@@ -218,6 +233,20 @@ class BlasThreads:
             shape.todo = [a for a in shape.todo if a != arm]  # clearly slower: no more
         if not shape.todo:
             self._decide(shape)
+
+    def _watch(self, shape: _Shape, elapsed: float) -> None:
+        """Between rounds, a count with more threads than the fallback stays only while it has
+        not lost more than `DEBT` fallback calls' time against it since the round (its gains,
+        up to `CREDIT` calls' worth, pay for later stalls): on a loaded machine 2 threads can
+        run several calls fast, then stall one for tens of ms."""
+        ref = shape.fallback_t
+        shape.debt = max(shape.debt + elapsed - ref, -CREDIT * ref)
+        if shape.debt > DEBT * ref:
+            shape.best, shape.best_t = shape.fallback, ref
+            shape.fallback, shape.debt = 0, 0.0
+            shape.gap = min(2.0 * shape.gap, EXPLORE_MAX_S)  # it failed: re-measure later
+            shape.next = self._clock() + shape.gap
+            self.fallbacks += 1
 
     def _arms(self) -> list[int]:
         if not self.cap:
@@ -272,6 +301,10 @@ class BlasThreads:
         # counts); a new one: back to every EXPLORE_S.
         shape.gap = min(2.0 * shape.gap, EXPLORE_MAX_S) if best == shape.best else EXPLORE_S
         shape.best, shape.best_t = best, best_t
+        fewest = min(shape.times)
+        shape.fallback = fewest if best != fewest else 0
+        shape.fallback_t = _estimate(shape.times[fewest])
+        shape.debt = 0.0
         shape.todo = []
         shape.next = self._clock() + shape.gap
         self.rounds += 1
