@@ -422,3 +422,29 @@ def test_compiled_plan_closes_its_samples(monkeypatch):
     for _ in range(2 * bt.SAMPLES + 2):
         assert float(f(x)) == pytest.approx(want)
     assert p.rounds >= 1 and p._pending is None
+
+
+class CrowdedProbe(FakeProbe):
+    def __init__(self, cores: int, runnable: float) -> None:
+        super().__init__(cores, 0.0)  # /proc/stat says the other core is idle
+        self.load = runnable
+
+    def runnable(self) -> float:
+        return self.load
+
+
+def test_a_crowded_machine_gets_one_thread_and_no_rounds():
+    # 6 runnable threads on 2 cores: a 2-thread product risks a stall of tens of ms.
+    lib, probe, clock = FakeLib(2), CrowdedProbe(2, 6.0), Clock()
+    p = bt.BlasThreads([lib], probe, clock)
+    p.gemm(*BIG)
+    clock.now += bt.REFRESH_S
+    used = run(p, lib, clock, {1: 455e-6, 2: 320e-6}, calls=20)
+    assert used[1:] == [1] * 19 and p.rounds == 0 and p.crowded
+    probe.load = 1.5  # the crowd left: a round at the next refresh
+    clock.now += bt.REFRESH_S
+    used = run(p, lib, clock, {1: 455e-6, 2: 320e-6}, calls=2 * bt.SAMPLES + 3)
+    assert p.rounds == 1 and used[-3:] == [2] * 3
+    probe.load = 6.0  # back: one thread at the next refresh, before the round was due
+    clock.now += bt.REFRESH_S
+    assert run(p, lib, clock, {1: 455e-6, 2: 320e-6}, calls=3) == [1] * 3

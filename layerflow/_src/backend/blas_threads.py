@@ -65,6 +65,10 @@ REJECT_FIRST = 8.0
 # calls' time of the fewest-thread count (its gains count up to CREDIT calls).
 DEBT = 2.0
 CREDIT = 10.0
+# More runnable threads than this per core (the load average): one thread, nothing measured.
+# With 5-9 runnable on 2 cores every 2-thread product risked a 12-90 ms stall, and the rounds
+# that found it out cost ~5% of the step.
+CROWDED = 2.0
 
 
 def _affinity_cores() -> int:
@@ -99,6 +103,13 @@ class LoadProbe:
     @staticmethod
     def _sample() -> tuple[float, float, Any]:
         return time.monotonic(), time.process_time(), _proc_stat()
+
+    def runnable(self) -> float:
+        """The 1-minute load average (runnable threads of the whole machine), 0 if unknown."""
+        try:
+            return os.getloadavg()[0]
+        except (AttributeError, OSError):
+            return 0.0
 
     def others_busy(self) -> float:
         wall0, own0, stat0 = self._last
@@ -179,6 +190,7 @@ class BlasThreads:
         self._pending: tuple[_Shape, int] | None = None  # the sample `done` closes
         self.rounds = 0  # measuring rounds finished (for tests and the bench)
         self.fallbacks = 0  # choices abandoned between rounds (`_watch`)
+        self.crowded = False  # more than CROWDED runnable threads per core: 1 thread, no rounds
 
     def gemm(self, m: int, n: int, k: int) -> None:
         """Set the thread count for an (m, k) @ (k, n) product (batched: m counts the batch)."""
@@ -253,6 +265,8 @@ class BlasThreads:
             self._find()
         if not self._libs:
             return [max(1, self.current)]
+        if self.crowded:
+            return [1]
         return sorted({1, max(1, min(self.free or self.cap, self.cap)), self.cap})
 
     def _explore(self, key: int, shape: _Shape | None, now: float) -> float | None:
@@ -271,6 +285,7 @@ class BlasThreads:
             arms = self._arms()
             if len(arms) == 1:
                 shape.best, shape.next = arms[0], now + EXPLORE_S
+                shape.fallback = 0
                 if shape.best != self.current:
                     self._set(shape.best)
                 return None
@@ -349,12 +364,16 @@ class BlasThreads:
         if self._probe is None:
             self._probe = LoadProbe()  # measures from now on; until then, all threads
             self.free = self.cap
+            self.crowded = self._probe.runnable() > CROWDED * self._probe.cores
             return
         free = min(self.cap, free_threads(self._probe.cores, self._probe.others_busy()))
-        if free != self.free:  # the load changed: measure again (`timed`)
+        runnable = getattr(self._probe, "runnable", None)
+        crowded = runnable is not None and runnable() > CROWDED * self._probe.cores
+        if free != self.free or crowded != self.crowded:  # the load changed: measure again
             for shape in self._shapes.values():
                 if shape.next:
                     shape.next, shape.gap = now, EXPLORE_S
+        self.crowded = crowded
         self.free = free
 
 
