@@ -183,27 +183,35 @@ def main() -> None:
         p.wait()
     print(f"MLP train step (batch {BATCH}), {args.rounds} rounds of {PER_ROUND} steps in turns;")
     print(_common.machine_load())
-    for contended, medians in tables.items():
+    for contended, (medians, means) in tables.items():
         floor = medians["GEMM-only floor"]
         print("contended (one core kept busy):" if contended else "quiet:")
-        print(f"{'run':44s} {'median us/step':>14s} {'to floor':>9s} {'slowdown':>9s}")
+        print(f"{'run':44s} {'median us/step':>14s} {'to floor':>9s} {'mean us/step':>12s} "
+              f"{'slowdown':>9s}")  # fmt: skip
         for name, m in medians.items():
             ratio = statistics.median(a / b for a, b in zip(m, floor))
+            mean = statistics.fmean(means[name])
             slow = ""
             if contended:
-                slow = f"{statistics.median(m) / statistics.median(tables[False][name]):9.2f}"
-            print(f"{name:44s} {1e6 * statistics.median(m):14.0f} {ratio:9.3f} {slow}")
+                slow = f"{statistics.median(m) / statistics.median(tables[False][0][name]):9.2f}"
+            print(f"{name:44s} {1e6 * statistics.median(m):14.0f} {ratio:9.3f} {1e6 * mean:12.0f} "
+                  f"{slow}")  # fmt: skip
 
 
 def _rounds(procs, rounds):
-    """Per worker, the median step time of each round (rounds in turns, order alternating)."""
+    """Per worker, the median and the mean step time of each round (rounds in turns, order
+    alternating). The mean is what an epoch pays: a thread stalled for tens of ms now and then
+    leaves the median alone."""
     medians = {name: [] for name in procs}
+    means = {name: [] for name in procs}
     for r in range(rounds):
         for name in list(procs) if r % 2 == 0 else list(reversed(procs)):
             procs[name].stdin.write(f"{PER_ROUND}\n")
             procs[name].stdin.flush()
-            medians[name].append(statistics.median(json.loads(procs[name].stdout.readline())))
-    return medians
+            times = json.loads(procs[name].stdout.readline())
+            medians[name].append(statistics.median(times))
+            means[name].append(statistics.fmean(times))
+    return medians, means
 
 
 if __name__ == "__main__":
