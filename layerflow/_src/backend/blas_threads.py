@@ -35,9 +35,13 @@ round. More threads must win by `MIN_GAIN` (else they only burn the other core).
 `REJECT` times slower than another at its second call (`REJECT_FIRST` at its first) is dropped
 for the round; a round that confirms the choice doubles the wait to the next one (`EXPLORE_S`
 up to `EXPLORE_MAX_S`); a change of the load rule's count (the machine got busier or quieter)
-starts a round at once. On a machine loaded by ~6 other processes 2-thread calls took 12-90
-ms against 0.5 ms on one thread, so rounds must stay rare and short there. Between rounds a
-call costs a clock read and a dict look-up (~0.25 us beside GEMMs of >= 1e6 multiply-adds).
+starts a round at once. While more threads than the fewest are chosen, every call is timed
+and held to the fewest's time (`_watch`): stalls that cost more than `DEBT` such calls beyond
+the gains send it back to one thread at once. On a crowded machine (load average above
+`CROWDED` per core) it runs one thread and measures nothing: with 5-9 runnable threads on 2
+cores, one 2-thread call in about three stalled for 12-90 ms against 0.5 ms on one thread.
+Between rounds a call costs a clock read and a dict look-up (~0.4 us, plus `done` while
+watched; beside GEMMs of >= 1e6 multiply-adds).
 """
 
 from __future__ import annotations
