@@ -70,9 +70,9 @@ REJECT_FIRST = 8.0
 DEBT = 2.0
 CREDIT = 10.0
 # More runnable threads than this per core (the load average): one thread, nothing measured.
-# With 5-9 runnable on 2 cores every 2-thread product risked a 12-90 ms stall, and the rounds
-# that found it out cost ~5% of the step.
-CROWDED = 2.0
+# With 4-9 runnable on 2 cores every 2-thread product risked a 12-90 ms stall (a 2-thread step's
+# mean was 4-10x its median), and the rounds that found it out cost 5-20% of the mean step.
+CROWDED = 1.5
 
 
 def _affinity_cores() -> int:
