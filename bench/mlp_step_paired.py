@@ -10,7 +10,10 @@ batches. Batches are gathered once, before timing: the figures are the step alon
         --base /path/to/other/checkout [--rounds 60]
 
 `--base-host-optimizer` also runs the base with the optimizer forced into one host step (what
-`mlp_epoch.py` did before issue 12's traced optimizer).
+`mlp_epoch.py` did before issue 12's traced optimizer). `--no-policy` adds this checkout with
+its BLAS-thread policy switched off (OpenBLAS's own choice, as NumPy runs). `--contention`
+runs the rounds twice, quiet then beside a busy-loop process that keeps one core busy
+(`_common.busy_core`), and prints both tables and each row's slowdown.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import argparse
 import json
 import os
 import pathlib
+import statistics
 import subprocess
 import sys
 import time
@@ -68,8 +72,15 @@ def _numpy_step(mode):
     return floor if mode == "floor" else step
 
 
-def _layerflow_step(host_optimizer):
+def _layerflow_step(host_optimizer, policy=True):
     import layerflow as tf
+
+    if not policy:
+        from layerflow._src.backend import blas_threads
+
+        blas_threads.gemm = lambda m, n, k: None
+        if hasattr(blas_threads, "timed"):
+            blas_threads.timed = lambda m, n, k: None
 
     if host_optimizer:
         from layerflow._src.function import host_method
@@ -106,7 +117,7 @@ def worker(mode):
     if mode in ("numpy", "floor"):
         step = _numpy_step(mode)
     else:
-        step = _layerflow_step(mode == "layerflow-host")
+        step = _layerflow_step(mode == "layerflow-host", mode != "layerflow-nopolicy")
     order = np.random.default_rng(0).permutation(len(xtr))
     batches = [
         (xtr[order[i : i + BATCH]], ytr[order[i : i + BATCH]]) for i in range(0, BATCH * 40, BATCH)
@@ -131,11 +142,12 @@ def main() -> None:
     ap.add_argument("--base", help="another checkout (its root) to run beside this one")
     ap.add_argument("--base-host-optimizer", action="store_true")
     ap.add_argument("--rounds", type=int, default=60)
+    ap.add_argument("--no-policy", action="store_true")
+    ap.add_argument("--contention", action="store_true")
     ap.add_argument("--worker")
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker)
-    import statistics
 
     root = str(HERE.parent)
     runs = {"layerflow (this checkout)": (root, "layerflow")}
@@ -143,6 +155,8 @@ def main() -> None:
         runs["layerflow (base)"] = (args.base, "layerflow")
         if args.base_host_optimizer:
             runs["layerflow (base), host optimizer"] = (args.base, "layerflow-host")
+    if args.no_policy:
+        runs["layerflow (this checkout), no thread policy"] = (root, "layerflow-nopolicy")
     runs["numpy (hand-written)"] = (root, "numpy")
     runs["GEMM-only floor"] = (root, "floor")
     env = {
@@ -157,21 +171,47 @@ def main() -> None:
     for name, p in procs.items():
         if p.stdout.readline().strip() != "ready":
             raise SystemExit(f"{name}: the worker did not start")
-    medians = {name: [] for name in procs}
-    for r in range(args.rounds):
-        for name in list(procs) if r % 2 == 0 else list(reversed(procs)):
-            procs[name].stdin.write(f"{PER_ROUND}\n")
-            procs[name].stdin.flush()
-            medians[name].append(statistics.median(json.loads(procs[name].stdout.readline())))
+    sys.path.insert(0, str(HERE))
+    import _common
+
+    tables = {}
+    for contended in [False, True] if args.contention else [False]:
+        with _common.busy_core(contended):
+            tables[contended] = _rounds(procs, args.rounds)
     for p in procs.values():
         p.stdin.close()
         p.wait()
-    floor = medians["GEMM-only floor"]
-    print(f"MLP train step (batch {BATCH}), {args.rounds} rounds of {PER_ROUND} steps in turns")
-    print(f"{'run':36s} {'median us/step':>14s} {'to floor':>9s}")
-    for name, m in medians.items():
-        ratio = statistics.median(a / b for a, b in zip(m, floor))
-        print(f"{name:36s} {1e6 * statistics.median(m):14.0f} {ratio:9.3f}")
+    print(f"MLP train step (batch {BATCH}), {args.rounds} rounds of {PER_ROUND} steps in turns;")
+    print(_common.machine_load())
+    for contended, (medians, means) in tables.items():
+        floor = medians["GEMM-only floor"]
+        print("contended (one core kept busy):" if contended else "quiet:")
+        print(f"{'run':44s} {'median us/step':>14s} {'to floor':>9s} {'mean us/step':>12s} "
+              f"{'slowdown':>9s}")  # fmt: skip
+        for name, m in medians.items():
+            ratio = statistics.median(a / b for a, b in zip(m, floor))
+            mean = statistics.fmean(means[name])
+            slow = ""
+            if contended:
+                slow = f"{statistics.median(m) / statistics.median(tables[False][0][name]):9.2f}"
+            print(f"{name:44s} {1e6 * statistics.median(m):14.0f} {ratio:9.3f} {1e6 * mean:12.0f} "
+                  f"{slow}")  # fmt: skip
+
+
+def _rounds(procs, rounds):
+    """Per worker, the median and the mean step time of each round (rounds in turns, order
+    alternating). The mean is what an epoch pays: a thread stalled for tens of ms now and then
+    leaves the median alone."""
+    medians = {name: [] for name in procs}
+    means = {name: [] for name in procs}
+    for r in range(rounds):
+        for name in list(procs) if r % 2 == 0 else list(reversed(procs)):
+            procs[name].stdin.write(f"{PER_ROUND}\n")
+            procs[name].stdin.flush()
+            times = json.loads(procs[name].stdout.readline())
+            medians[name].append(statistics.median(times))
+            means[name].append(statistics.fmean(times))
+    return medians, means
 
 
 if __name__ == "__main__":

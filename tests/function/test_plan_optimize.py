@@ -286,7 +286,7 @@ def test_gemms_into_plan_buffers_choose_blas_threads_as_the_ops_do(monkeypatch):
     from layerflow._src.function import buffers
 
     calls = []
-    monkeypatch.setattr(blas_threads, "gemm", lambda m, n, k: calls.append((m, n, k)))
+    monkeypatch.setattr(blas_threads, "timed", lambda m, n, k: calls.append((m, n, k)))
     rng = np.random.default_rng(0)
     w = tf.Variable(rng.standard_normal((64, 32)).astype(np.float32))
     b = tf.Variable(np.zeros(32, np.float32))
@@ -321,3 +321,49 @@ def test_operands_from_slots_constants_and_variables_in_any_mix():
     want = f(x)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+def test_compiled_sgd_writes_its_decrement_over_the_gradients_buffer_with_eager_bits():
+    # `sgd_delta` (lr g) is pooled: it writes over the weight gradient's dying buffer, so the
+    # optimizer's scratch array is never allocated; the variables get the eager steps' bits.
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 20)).astype(np.float32)
+    y = rng.integers(0, 5, 32)
+
+    def make():
+        net = tf.keras.Sequential(
+            [tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(5)]
+        )
+        net.build((None, 20))
+        for v, w in zip(net.weights, _params(np.random.default_rng(1))):
+            v.assign(w)
+        opt = tf.keras.optimizers.SGD(learning_rate=0.1)
+        loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                l = loss(y, net(x))
+            opt.apply_gradients(zip(tape.gradient(l, net.trainable_variables),
+                                    net.trainable_variables))  # fmt: skip
+
+        return net, opt, step
+
+    eager_net, _, eager_step = make()
+    net, opt, step = make()
+    compiled = tf.function(step)
+    eager_step(x, y)
+    compiled(x, y)  # traces (the trace runs the ops, scratch included), then runs the plan
+    scratch = [sc._array.copy() for sc in opt._scratch.values()]
+    assert len(scratch) == 4
+    for _ in range(3):
+        eager_step(x, y)
+        compiled(x, y)
+    for a, b in zip(net.weights, eager_net.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    # The plan never wrote the scratch arrays: its decrements went into pooled buffers, the
+    # first layer's into its gradient's own (one buffer of that shape).
+    for before, sc in zip(scratch, opt._scratch.values()):
+        np.testing.assert_array_equal(before, sc._array)
+    plan = compiled.get_concrete_function(x, y)._plan
+    assert _names(plan).count("sgd_delta") == 4
+    assert [shape for shape, _ in plan.buffer_specs].count((20, 16)) == 1

@@ -450,10 +450,13 @@ def _matmul(xp: Any, a: Any, b: Any, transpose_a: bool = False, transpose_b: boo
         a = a.swapaxes(-1, -2)  # the method: NumPy's function is a Python wrapper
     if transpose_b:
         b = b.swapaxes(-1, -2)
-    if a.size > 255:  # BLAS threads for a.size * n multiply-adds; below, BLAS uses one
-        blas_threads.gemm(a.size, b.shape[-1], 1)
+    # BLAS threads for a.size * n multiply-adds (measured now and then); below, BLAS uses one.
+    t = blas_threads.timed(a.size, b.shape[-1], 1) if a.size > 255 else None
     try:
-        return xp.matmul(a, b)
+        out = xp.matmul(a, b)
+        if t is not None:
+            blas_threads.done(t)
+        return out
     except ValueError:  # explain the common mistake; other mismatches get the generic message
         if a.shape[-1] == b.shape[-2]:
             raise
