@@ -39,8 +39,9 @@ class RowPartition:
         return cls(_cast(splits, dtype), None)
 
     @classmethod
-    def from_row_lengths(cls, row_lengths: Any, validate: bool = True,
-                         dtype: Any = None, dtype_hint: Any = None) -> RowPartition:
+    def from_row_lengths(
+        cls, row_lengths: Any, validate: bool = True, dtype: Any = None, dtype_hint: Any = None
+    ) -> RowPartition:
         lengths = np.asarray(_host(convert_to_tensor(row_lengths)))
         if validate and np.any(lengths < 0):
             raise ValueError(f"RowPartition: row_lengths must be non-negative: {lengths}.")
@@ -50,9 +51,15 @@ class RowPartition:
         return cls(_cast(convert_to_tensor(splits), dtype), None)
 
     @classmethod
-    def from_uniform_row_length(cls, uniform_row_length: Any, nvals: Any = None,
-                                nrows: Any = None, validate: bool = True,
-                                dtype: Any = None, dtype_hint: Any = None) -> RowPartition:
+    def from_uniform_row_length(
+        cls,
+        uniform_row_length: Any,
+        nvals: Any = None,
+        nrows: Any = None,
+        validate: bool = True,
+        dtype: Any = None,
+        dtype_hint: Any = None,
+    ) -> RowPartition:
         length = int(_host(convert_to_tensor(uniform_row_length)))
         if nrows is None:
             if nvals is None:
