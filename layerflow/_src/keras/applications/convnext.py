@@ -18,6 +18,7 @@ from layerflow._src.keras.applications.modern_utils import (
     bn_axis,
     decode_predictions,
     image_input,
+    load_weights,
     model_inputs,
     preprocess_input,
 )
@@ -344,19 +345,7 @@ def ConvNeXt(  # noqa: N802 - tf_keras's name
         x = LayerNormalization(epsilon=1e-6)(x)
 
     model = Model(inputs=inputs, outputs=x, name=model_name)
-    if weights == "imagenet":
-        suffix, file_hash = (
-            (".h5", WEIGHTS_HASHES[model_name][0])
-            if include_top
-            else ("_notop.h5", WEIGHTS_HASHES[model_name][1])
-        )
-        file_name = model_name + suffix
-        imagenet_utils.load_model_weights(
-            model, weights, file_name, BASE_WEIGHTS_PATH + file_name, file_hash
-        )
-    elif weights is not None:
-        imagenet_utils.load_model_weights(model, weights)
-    return model
+    return load_weights(model, weights, include_top, WEIGHTS_HASHES, model_name, BASE_WEIGHTS_PATH)
 
 
 def _variant(name: str, size: str) -> Any:

@@ -15,8 +15,10 @@ from typing import Any
 from layerflow._src.keras.applications import imagenet_utils
 from layerflow._src.keras.applications.modern_utils import (
     bn_axis,
+    classifier_top,
     decode_predictions,
     image_input,
+    load_weights,
     model_inputs,
     preprocess_input,
 )
@@ -26,11 +28,9 @@ from layerflow._src.keras.layers import (
     Activation,
     BatchNormalization,
     Conv2D,
-    Dense,
     DepthwiseConv2D,
     Dropout,
     GlobalAveragePooling2D,
-    GlobalMaxPooling2D,
     Normalization,
     Rescaling,
     Reshape,
@@ -229,36 +229,11 @@ def EfficientNet(  # noqa: N802 - tf_keras's name
     )(x)
     x = BatchNormalization(axis=axis, name="top_bn")(x)
     x = Activation(activation, name="top_activation")(x)
-    if include_top:
-        x = GlobalAveragePooling2D(name="avg_pool")(x)
-        if dropout_rate > 0:
-            x = Dropout(dropout_rate, name="top_dropout")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = Dense(
-            classes,
-            activation=classifier_activation,
-            kernel_initializer=DENSE_KERNEL_INITIALIZER,
-            name="predictions",
-        )(x)
-    elif pooling == "avg":
-        x = GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = GlobalMaxPooling2D(name="max_pool")(x)
-
+    x = classifier_top(x, include_top, pooling, classes, classifier_activation, weights,
+                       dropout_rate, kernel_initializer=DENSE_KERNEL_INITIALIZER)  # fmt: skip
     model = Model(model_inputs(input_tensor, img_input), x, name=model_name)
-    if weights == "imagenet":
-        suffix, file_hash = (
-            (".h5", WEIGHTS_HASHES[model_name[-2:]][0])
-            if include_top
-            else ("_notop.h5", WEIGHTS_HASHES[model_name[-2:]][1])
-        )
-        file_name = model_name + suffix
-        imagenet_utils.load_model_weights(
-            model, weights, file_name, BASE_WEIGHTS_PATH + file_name, file_hash
-        )
-    elif weights is not None:
-        imagenet_utils.load_model_weights(model, weights)
-    return model
+    return load_weights(model, weights, include_top, WEIGHTS_HASHES, model_name[-2:],
+                        BASE_WEIGHTS_PATH)  # fmt: skip
 
 
 def block(

@@ -19,10 +19,10 @@ import numpy as np
 from layerflow._src.framework import dtypes
 from layerflow._src.framework.convert import convert_to_tensor
 from layerflow._src.keras import activations
+from layerflow._src.keras.backend_api.session_api import is_keras_tensor
 from layerflow._src.keras.datasets import keras_cache
 from layerflow._src.keras.engine import backend_config
 from layerflow._src.keras.engine.input_layer import Input
-from layerflow._src.keras.engine.keras_tensor import KerasTensor
 from layerflow._src.keras.layers import pooling as pooling_layers
 from layerflow._src.keras.saving import h5_model
 from layerflow._src.keras.utils.data_utils import get_file
@@ -33,6 +33,7 @@ __all__ = [
     "channel_axis",
     "correct_pad",
     "image_input",
+    "is_file",
     "decode_predictions",
     "load_model_weights",
     "obtain_input_shape",
@@ -301,7 +302,7 @@ def validate_weights(
     weights: Any, include_top: bool, classes: int, imagenet_classes: int = 1000
 ) -> None:
     """The checks every application makes on `weights` and `classes` before building."""
-    if not (weights in {"imagenet", None} or _is_file(weights)):
+    if not (weights in {"imagenet", None} or is_file(weights)):
         raise ValueError(
             "The `weights` argument should be either `None` (random initialization), "
             "`imagenet` (pre-training on ImageNet), or the path to the weights file to be "
@@ -314,7 +315,8 @@ def validate_weights(
         )
 
 
-def _is_file(weights: Any) -> bool:
+def is_file(weights: Any) -> bool:
+    """Whether `weights` names an existing file (the alternative to None and "imagenet")."""
     try:
         return os.path.exists(os.fspath(weights))
     except TypeError:
@@ -374,7 +376,7 @@ def image_input(input_tensor: Any, input_shape: tuple) -> Any:
     `Input` of `input_shape` (wrapping `input_tensor` when one is given)."""
     if input_tensor is None:
         return Input(shape=input_shape)
-    if not isinstance(input_tensor, KerasTensor):
+    if not is_keras_tensor(input_tensor):
         return Input(tensor=input_tensor, shape=input_shape)
     return input_tensor
 

@@ -1,59 +1,77 @@
 """What the modern families (EfficientNet, EfficientNetV2, ConvNeXt, RegNet, ResNet-RS) share:
 the model input from `input_tensor`/`input_shape`, the source inputs of the finished graph, the
-pass-through `preprocess_input` (their preprocessing is inside the model) and `decode_predictions`.
+classifier head and the ImageNet weight loading of their `Model`, the pass-through
+`preprocess_input` (their preprocessing is inside the model) and `decode_predictions`.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from layerflow._src.keras.applications import imagenet_utils
-from layerflow._src.keras.backend_api.session_api import is_keras_tensor
-from layerflow._src.keras.engine.backend_config import image_data_format
-from layerflow._src.keras.engine.input_layer import Input
-from layerflow._src.keras.utils.layer_utils import get_source_inputs
+from layerflow._src.keras.layers import Dense, Dropout, GlobalAveragePooling2D
 
 __all__ = [
     "bn_axis",
+    "classifier_top",
     "decode_predictions",
     "image_input",
     "is_file",
+    "load_weights",
     "model_inputs",
     "preprocess_input",
 ]
 
-
-def bn_axis() -> int:
-    """The channel axis of a 4D image batch under the current `image_data_format()`."""
-    return 3 if image_data_format() == "channels_last" else 1
-
-
-def is_file(weights: Any) -> bool:
-    """Whether `weights` names an existing file (the alternative to None and "imagenet")."""
-    try:
-        return os.path.exists(os.fspath(weights))
-    except TypeError:
-        return False
-
-
-def image_input(input_tensor: Any, input_shape: Any) -> Any:
-    """The symbolic image the model starts from: `input_tensor` when it is a Keras tensor,
-    else a new `Input` of `input_shape` (on `input_tensor` when one is given)."""
-    if input_tensor is None:
-        return Input(shape=input_shape)
-    if not is_keras_tensor(input_tensor):
-        return Input(tensor=input_tensor, shape=input_shape)
-    return input_tensor
+# The same helpers as the classic families', under the names these modules use.
+bn_axis = imagenet_utils.channel_axis
+is_file = imagenet_utils.is_file
+image_input = imagenet_utils.image_input
 
 
 def model_inputs(input_tensor: Any, img_input: Any, first: bool = False) -> Any:
     """The model's inputs: the `Input`s `input_tensor` comes from (the first one when `first`,
     as ConvNeXt and RegNet take it), or `img_input`."""
-    if input_tensor is None:
-        return img_input
-    sources = get_source_inputs(input_tensor)
-    return sources[0] if first else sources
+    sources = imagenet_utils.source_inputs(input_tensor, img_input)
+    return sources[0] if first and input_tensor is not None else sources
+
+
+def classifier_top(
+    x: Any,
+    include_top: bool,
+    pooling: Any,
+    classes: int,
+    classifier_activation: Any,
+    weights: Any,
+    dropout_rate: float = 0.0,
+    **dense_kwargs: Any,
+) -> Any:
+    """tf_keras's top of EfficientNet, EfficientNetV2 and ResNet-RS: "avg_pool", "top_dropout"
+    (when `dropout_rate` > 0) and the "predictions" Dense; without the top, the `pooling`
+    ("avg_pool" / "max_pool") or none."""
+    if not include_top:
+        return imagenet_utils.pool_features(x, pooling, "avg_pool", "max_pool")
+    x = GlobalAveragePooling2D(name="avg_pool")(x)
+    if dropout_rate > 0:
+        x = Dropout(dropout_rate, name="top_dropout")(x)
+    imagenet_utils.validate_activation(classifier_activation, weights)
+    return Dense(classes, activation=classifier_activation, name="predictions", **dense_kwargs)(x)
+
+
+def load_weights(
+    model: Any, weights: Any, include_top: bool, hashes: Any, key: str, base_url: str
+) -> Any:
+    """Load `weights` into `model` and return it: "imagenet" loads `<model.name>.h5` (or
+    `_notop.h5` without the top) from `base_url`, checked against `hashes[key]` = (with top,
+    without top); a path loads that file; None keeps the initial weights."""
+    if weights == "imagenet":
+        file_name = model.name + (".h5" if include_top else "_notop.h5")
+        file_hash = hashes[key][0 if include_top else 1]
+        imagenet_utils.load_model_weights(
+            model, weights, file_name, base_url + file_name, file_hash
+        )
+    elif weights is not None:
+        imagenet_utils.load_model_weights(model, weights)
+    return model
 
 
 def preprocess_input(x: Any, data_format: Any = None) -> Any:

@@ -19,6 +19,7 @@ from layerflow._src.keras.applications import imagenet_utils
 from layerflow._src.keras.applications.modern_utils import (
     decode_predictions,
     image_input,
+    load_weights,
     model_inputs,
     preprocess_input,
 )
@@ -419,15 +420,8 @@ def RegNet(  # noqa: N802 - tf_keras's name
         x = GlobalMaxPooling2D()(x)
 
     model = Model(inputs=inputs, outputs=x, name=model_name)
-    if weights == "imagenet":
-        file_name = model_name + (".h5" if include_top else "_notop.h5")
-        file_hash = WEIGHTS_HASHES[model_name[-4:]][0 if include_top else 1]
-        imagenet_utils.load_model_weights(
-            model, weights, file_name, BASE_WEIGHTS_PATH + file_name, file_hash
-        )
-    elif weights is not None:
-        imagenet_utils.load_model_weights(model, weights)
-    return model
+    return load_weights(model, weights, include_top, WEIGHTS_HASHES, model_name[-4:],
+                        BASE_WEIGHTS_PATH)  # fmt: skip
 
 
 def _variant(name: str, key: str) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 from layerflow._src.keras.applications import imagenet_utils
 from layerflow._src.keras.applications.modern_utils import (
     bn_axis,
+    classifier_top,
     decode_predictions,
     image_input,
     is_file,
@@ -32,10 +33,8 @@ from layerflow._src.keras.layers import (
     AveragePooling2D,
     BatchNormalization,
     Conv2D,
-    Dense,
     Dropout,
     GlobalAveragePooling2D,
-    GlobalMaxPooling2D,
     Normalization,
     Rescaling,
     Reshape,
@@ -396,17 +395,8 @@ def ResNetRS(  # noqa: N802 - tf_keras's name
             name=f"BlockGroup{i + 2}_",
         )(x)
 
-    if include_top:
-        x = GlobalAveragePooling2D(name="avg_pool")(x)
-        if dropout_rate > 0:
-            x = Dropout(dropout_rate, name="top_dropout")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = GlobalMaxPooling2D(name="max_pool")(x)
-
+    x = classifier_top(x, include_top, pooling, classes, classifier_activation, weights,
+                       dropout_rate)  # fmt: skip
     model = Model(model_inputs(input_tensor, img_input), x, name=model_name)
     if weights in weights_allow_list:
         weights_name = f"{model_name}-{weights.split('-')[-1]}"  # e.g. "resnet-rs-50-i160"
