@@ -94,6 +94,19 @@ def _no_qint32_scaled(opname: str, qtype: dtypes.DType, mode: str, oned: bool = 
         )
 
 
+def _mode_axis(opname: str, kind: str, mode: str, axis: int | None, ndim: int) -> int:
+    """`_axis`, refusing a per-axis MIN_FIRST as TF does (no such kernel)."""
+    ax = _axis(opname, axis, ndim)
+    if ax != -1 and mode == "MIN_FIRST":
+        raise errors.UnimplementedError(
+            None,
+            opname,
+            f"{opname}: MIN_FIRST mode is not implemented for {kind} with "
+            "axis != -1. Use mode 'MIN_COMBINED' or 'SCALED' per axis.",
+        )
+    return ax
+
+
 def _axis(opname: str, axis: int | None, ndim: int) -> int:
     if axis is None:
         return -1
@@ -200,14 +213,7 @@ def quantize(
     qtype = _quantized_type(T, opname)
     _check_modes(opname, mode, round_mode)
     x = _host_input(input, opname)
-    ax = _axis(opname, axis, x.ndim)
-    if ax != -1 and mode == "MIN_FIRST":
-        raise errors.UnimplementedError(
-            None,
-            opname,
-            f"{opname}: MIN_FIRST mode is not implemented for Quantize with "
-            "axis != -1. Use mode 'MIN_COMBINED' or 'SCALED' per axis.",
-        )
+    ax = _mode_axis(opname, "Quantize", mode, axis, x.ndim)
     _no_qint32_scaled(opname, qtype, mode, _onednn_scaled(qtype, round_mode, narrow_range, ax))
     lo_in, hi_in = _ranges(opname, min_range, max_range, ax, None if ax == -1 else x.shape[ax])
     if np.any(hi_in < lo_in):
@@ -337,14 +343,7 @@ def dequantize(
         )
     q, qtype = _as_quantized(input, opname)
     _check_modes(opname, mode)
-    ax = _axis(opname, axis, q.ndim)
-    if ax != -1 and mode == "MIN_FIRST":
-        raise errors.UnimplementedError(
-            None,
-            opname,
-            f"{opname}: MIN_FIRST mode is not implemented for Dequantize with "
-            "axis != -1. Use mode 'MIN_COMBINED' or 'SCALED' per axis.",
-        )
+    ax = _mode_axis(opname, "Dequantize", mode, axis, q.ndim)
     _no_qint32_scaled(opname, qtype, mode)
     lo, hi = _ranges(opname, min_range, max_range, ax, None if ax == -1 else q.shape[ax])
     qs, bshape = _slices(q, ax)

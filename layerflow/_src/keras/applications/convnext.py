@@ -21,6 +21,7 @@ from layerflow._src.keras.applications.modern_utils import (
     load_weights,
     model_inputs,
     preprocess_input,
+    variant,
 )
 from layerflow._src.keras.backend_api.session_api import get_uid
 from layerflow._src.keras.engine.backend_config import image_data_format
@@ -350,39 +351,10 @@ def ConvNeXt(  # noqa: N802 - tf_keras's name
 
 def _variant(name: str, size: str) -> Any:
     config = MODEL_CONFIGS[size]
-
-    def constructor(
-        model_name: str = f"convnext_{size}",
-        include_top: bool = True,
-        include_preprocessing: bool = True,
-        weights: Any = "imagenet",
-        input_tensor: Any = None,
-        input_shape: Any = None,
-        pooling: Any = None,
-        classes: int = 1000,
-        classifier_activation: Any = "softmax",
-    ) -> Model:
-        return ConvNeXt(
-            depths=config["depths"],
-            projection_dims=config["projection_dims"],
-            drop_path_rate=0.0,
-            layer_scale_init_value=1e-6,
-            default_size=config["default_size"],
-            model_name=model_name,
-            include_top=include_top,
-            include_preprocessing=include_preprocessing,
-            weights=weights,
-            input_tensor=input_tensor,
-            input_shape=input_shape,
-            pooling=pooling,
-            classes=classes,
-            classifier_activation=classifier_activation,
-        )
-
-    constructor.__name__ = constructor.__qualname__ = name
-    constructor.__module__ = __name__
-    constructor.__doc__ = BASE_DOCSTRING.format(name=name)
-    return constructor
+    return variant(ConvNeXt, name, __name__, BASE_DOCSTRING.format(name=name), f"convnext_{size}",
+                   depths=config["depths"], projection_dims=config["projection_dims"],
+                   drop_path_rate=0.0, layer_scale_init_value=1e-6,
+                   default_size=config["default_size"])  # fmt: skip
 
 
 ConvNeXtTiny = _variant("ConvNeXtTiny", "tiny")

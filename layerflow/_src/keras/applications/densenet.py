@@ -102,46 +102,30 @@ def DenseNet(  # noqa: N802 - Keras's name
     return model
 
 
-def DenseNet121(  # noqa: N802 - Keras's public name
-    include_top: bool = True,
-    weights: Any = "imagenet",
-    input_tensor: Any = None,
-    input_shape: Any = None,
-    pooling: Any = None,
-    classes: int = 1000,
-    classifier_activation: Any = "softmax",
-) -> Model:
-    """DenseNet-121 (default input 224x224x3; at least 32x32 without the top)."""
-    return DenseNet([6, 12, 24, 16], include_top, weights, input_tensor, input_shape, pooling,
-                    classes, classifier_activation)  # fmt: skip
+def _variant(name: str, blocks: list, depth: int) -> Any:
+    def constructor(
+        include_top: bool = True,
+        weights: Any = "imagenet",
+        input_tensor: Any = None,
+        input_shape: Any = None,
+        pooling: Any = None,
+        classes: int = 1000,
+        classifier_activation: Any = "softmax",
+    ) -> Model:
+        return DenseNet(blocks, include_top, weights, input_tensor, input_shape, pooling,
+                        classes, classifier_activation)  # fmt: skip
+
+    constructor.__name__ = constructor.__qualname__ = name
+    constructor.__module__ = __name__
+    constructor.__doc__ = (
+        f"DenseNet-{depth} (default input 224x224x3; at least 32x32 without the top)."
+    )
+    return constructor
 
 
-def DenseNet169(  # noqa: N802 - Keras's public name
-    include_top: bool = True,
-    weights: Any = "imagenet",
-    input_tensor: Any = None,
-    input_shape: Any = None,
-    pooling: Any = None,
-    classes: int = 1000,
-    classifier_activation: Any = "softmax",
-) -> Model:
-    """DenseNet-169 (default input 224x224x3; at least 32x32 without the top)."""
-    return DenseNet([6, 12, 32, 32], include_top, weights, input_tensor, input_shape, pooling,
-                    classes, classifier_activation)  # fmt: skip
-
-
-def DenseNet201(  # noqa: N802 - Keras's public name
-    include_top: bool = True,
-    weights: Any = "imagenet",
-    input_tensor: Any = None,
-    input_shape: Any = None,
-    pooling: Any = None,
-    classes: int = 1000,
-    classifier_activation: Any = "softmax",
-) -> Model:
-    """DenseNet-201 (default input 224x224x3; at least 32x32 without the top)."""
-    return DenseNet([6, 12, 48, 32], include_top, weights, input_tensor, input_shape, pooling,
-                    classes, classifier_activation)  # fmt: skip
+DenseNet121 = _variant("DenseNet121", [6, 12, 24, 16], 121)
+DenseNet169 = _variant("DenseNet169", [6, 12, 32, 32], 169)
+DenseNet201 = _variant("DenseNet201", [6, 12, 48, 32], 201)
 
 
 def preprocess_input(x: Any, data_format: str | None = None) -> Any:

@@ -17,7 +17,6 @@ from layerflow._src.keras.applications.modern_utils import (
     bn_axis,
     classifier_top,
     decode_predictions,
-    image_input,
     load_weights,
     model_inputs,
     preprocess_input,
@@ -148,16 +147,9 @@ def EfficientNet(  # noqa: N802 - tf_keras's name
     """An EfficientNet of the given width and depth scaling (the B0-B7 constructors call it)."""
     if blocks_args == "default":
         blocks_args = DEFAULT_BLOCKS_ARGS
-    imagenet_utils.validate_weights(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(
-        input_shape,
-        default_size=default_size,
-        min_size=32,
-        data_format=image_data_format(),
-        require_flatten=include_top,
-        weights=weights,
+    img_input = imagenet_utils.prepare_input(
+        weights, include_top, classes, input_tensor, input_shape, default_size, min_size=32
     )
-    img_input = image_input(input_tensor, input_shape)
     axis = bn_axis()
 
     def round_filters(filters: float, divisor: int = depth_divisor) -> int:
@@ -236,6 +228,33 @@ def EfficientNet(  # noqa: N802 - tf_keras's name
                         BASE_WEIGHTS_PATH)  # fmt: skip
 
 
+def squeeze_excite(x: Any, filters: int, input_filters: int, se_ratio: float, activation: Any,
+                   name: str) -> Any:  # fmt: skip
+    """Squeeze-and-excite of a block's `filters` channels to `input_filters * se_ratio` (the
+    "se_squeeze" .. "se_excite" layers of both EfficientNet versions)."""
+    filters_se = max(1, int(input_filters * se_ratio))
+    se = GlobalAveragePooling2D(name=name + "se_squeeze")(x)
+    se_shape = (filters, 1, 1) if bn_axis() == 1 else (1, 1, filters)
+    se = Reshape(se_shape, name=name + "se_reshape")(se)
+    se = Conv2D(
+        filters_se,
+        1,
+        padding="same",
+        activation=activation,
+        kernel_initializer=CONV_KERNEL_INITIALIZER,
+        name=name + "se_reduce",
+    )(se)
+    se = Conv2D(
+        filters,
+        1,
+        padding="same",
+        activation="sigmoid",
+        kernel_initializer=CONV_KERNEL_INITIALIZER,
+        name=name + "se_expand",
+    )(se)
+    return multiply([x, se], name=name + "se_excite")
+
+
 def block(
     inputs: Any,
     activation: Any = "swish",
@@ -286,27 +305,7 @@ def block(
     x = Activation(activation, name=name + "activation")(x)
 
     if 0 < se_ratio <= 1:
-        filters_se = max(1, int(filters_in * se_ratio))
-        se = GlobalAveragePooling2D(name=name + "se_squeeze")(x)
-        se_shape = (filters, 1, 1) if axis == 1 else (1, 1, filters)
-        se = Reshape(se_shape, name=name + "se_reshape")(se)
-        se = Conv2D(
-            filters_se,
-            1,
-            padding="same",
-            activation=activation,
-            kernel_initializer=CONV_KERNEL_INITIALIZER,
-            name=name + "se_reduce",
-        )(se)
-        se = Conv2D(
-            filters,
-            1,
-            padding="same",
-            activation="sigmoid",
-            kernel_initializer=CONV_KERNEL_INITIALIZER,
-            name=name + "se_expand",
-        )(se)
-        x = multiply([x, se], name=name + "se_excite")
+        x = squeeze_excite(x, filters, filters_in, se_ratio, activation, name)
 
     x = Conv2D(
         filters_out,

@@ -16,6 +16,11 @@ import math
 from typing import Any
 
 from layerflow._src.keras.applications import imagenet_utils
+from layerflow._src.keras.applications.efficientnet import (  # the same as V1's
+    CONV_KERNEL_INITIALIZER,
+    DENSE_KERNEL_INITIALIZER,
+    squeeze_excite,
+)
 from layerflow._src.keras.applications.modern_utils import (
     bn_axis,
     classifier_top,
@@ -35,12 +40,9 @@ from layerflow._src.keras.layers import (
     Conv2D,
     DepthwiseConv2D,
     Dropout,
-    GlobalAveragePooling2D,
     Normalization,
     Rescaling,
-    Reshape,
     add,
-    multiply,
 )
 
 __all__ = [
@@ -119,15 +121,6 @@ DEFAULT_BLOCKS_ARGS = {
     name: [dict(zip(_KEYS, stage)) for stage in stages] for name, stages in _STAGES.items()
 }
 
-CONV_KERNEL_INITIALIZER = {
-    "class_name": "VarianceScaling",
-    "config": {"scale": 2.0, "mode": "fan_out", "distribution": "truncated_normal"},
-}
-DENSE_KERNEL_INITIALIZER = {
-    "class_name": "VarianceScaling",
-    "config": {"scale": 1.0 / 3.0, "mode": "fan_out", "distribution": "uniform"},
-}
-
 BASE_DOCSTRING = """Instantiates the {name} architecture (https://arxiv.org/abs/2104.00298).
 
   Input preprocessing is part of the model (`include_preprocessing=True`), so it takes float
@@ -168,31 +161,6 @@ def round_filters(filters: float, width_coefficient: float, min_depth: Any,
 def round_repeats(repeats: int, depth_coefficient: float) -> int:
     """The number of repeats scaled by `depth_coefficient` (rounded up)."""
     return int(math.ceil(depth_coefficient * repeats))
-
-
-def _squeeze_excite(x: Any, filters: int, input_filters: int, se_ratio: float, activation: Any,
-                    name: str) -> Any:  # fmt: skip
-    filters_se = max(1, int(input_filters * se_ratio))
-    se = GlobalAveragePooling2D(name=name + "se_squeeze")(x)
-    se_shape = (filters, 1, 1) if bn_axis() == 1 else (1, 1, filters)
-    se = Reshape(se_shape, name=name + "se_reshape")(se)
-    se = Conv2D(
-        filters_se,
-        1,
-        padding="same",
-        activation=activation,
-        kernel_initializer=CONV_KERNEL_INITIALIZER,
-        name=name + "se_reduce",
-    )(se)
-    se = Conv2D(
-        filters,
-        1,
-        padding="same",
-        activation="sigmoid",
-        kernel_initializer=CONV_KERNEL_INITIALIZER,
-        name=name + "se_expand",
-    )(se)
-    return multiply([x, se], name=name + "se_excite")
 
 
 def _residual(x: Any, inputs: Any, survival_probability: float, name: str) -> Any:
@@ -247,7 +215,7 @@ def MBConvBlock(  # noqa: N802 - tf_keras's name
         x = BatchNormalization(axis=axis, momentum=bn_momentum, name=name + "bn")(x)
         x = Activation(activation, name=name + "activation")(x)
         if 0 < se_ratio <= 1:
-            x = _squeeze_excite(x, filters, input_filters, se_ratio, activation, name)
+            x = squeeze_excite(x, filters, input_filters, se_ratio, activation, name)
         x = Conv2D(
             filters=output_filters,
             kernel_size=1,
@@ -301,7 +269,7 @@ def FusedMBConvBlock(  # noqa: N802 - tf_keras's name
         else:
             x = inputs
         if 0 < se_ratio <= 1:
-            x = _squeeze_excite(x, filters, input_filters, se_ratio, activation, name)
+            x = squeeze_excite(x, filters, input_filters, se_ratio, activation, name)
         x = Conv2D(
             output_filters,
             kernel_size=1 if expand_ratio != 1 else kernel_size,

@@ -20,6 +20,7 @@ __all__ = [
     "load_weights",
     "model_inputs",
     "preprocess_input",
+    "variant",
 ]
 
 # The same helpers as the classic families', under the names these modules use.
@@ -90,3 +91,37 @@ def decode_predictions(preds: Any, top: int = 5) -> list:
 
 
 decode_predictions.__doc__ = imagenet_utils.decode_predictions.__doc__
+
+
+def variant(builder: Any, name: str, module: str, doc: str, model_name: str, **config: Any) -> Any:
+    """The public constructor `name` of ConvNeXt and RegNet (tf_keras's signature, the same in
+    both): `builder(**config, model_name=..., ...)` with the variant's fixed `config`."""
+
+    def constructor(
+        model_name: str = model_name,
+        include_top: bool = True,
+        include_preprocessing: bool = True,
+        weights: Any = "imagenet",
+        input_tensor: Any = None,
+        input_shape: Any = None,
+        pooling: Any = None,
+        classes: int = 1000,
+        classifier_activation: Any = "softmax",
+    ) -> Any:
+        return builder(
+            **config,
+            model_name=model_name,
+            include_top=include_top,
+            include_preprocessing=include_preprocessing,
+            weights=weights,
+            input_tensor=input_tensor,
+            input_shape=input_shape,
+            pooling=pooling,
+            classes=classes,
+            classifier_activation=classifier_activation,
+        )
+
+    constructor.__name__ = constructor.__qualname__ = name
+    constructor.__module__ = module
+    constructor.__doc__ = doc
+    return constructor

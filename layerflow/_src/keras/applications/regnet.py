@@ -22,6 +22,7 @@ from layerflow._src.keras.applications.modern_utils import (
     load_weights,
     model_inputs,
     preprocess_input,
+    variant,
 )
 from layerflow._src.keras.backend_api.session_api import get_uid
 from layerflow._src.keras.engine.backend_config import image_data_format
@@ -426,39 +427,10 @@ def RegNet(  # noqa: N802 - tf_keras's name
 
 def _variant(name: str, key: str) -> Any:
     config = MODEL_CONFIGS[key]
-
-    def constructor(
-        model_name: str = f"regnet{key}",
-        include_top: bool = True,
-        include_preprocessing: bool = True,
-        weights: Any = "imagenet",
-        input_tensor: Any = None,
-        input_shape: Any = None,
-        pooling: Any = None,
-        classes: int = 1000,
-        classifier_activation: Any = "softmax",
-    ) -> Model:
-        return RegNet(
-            config["depths"],
-            config["widths"],
-            config["group_width"],
-            config["block_type"],
-            config["default_size"],
-            model_name=model_name,
-            include_top=include_top,
-            include_preprocessing=include_preprocessing,
-            weights=weights,
-            input_tensor=input_tensor,
-            input_shape=input_shape,
-            pooling=pooling,
-            classes=classes,
-            classifier_activation=classifier_activation,
-        )
-
-    constructor.__name__ = constructor.__qualname__ = name
-    constructor.__module__ = __name__
-    constructor.__doc__ = BASE_DOCSTRING.format(name=name)
-    return constructor
+    return variant(RegNet, name, __name__, BASE_DOCSTRING.format(name=name), f"regnet{key}",
+                   depths=config["depths"], widths=config["widths"],
+                   group_width=config["group_width"], block_type=config["block_type"],
+                   default_size=config["default_size"])  # fmt: skip
 
 
 RegNetX002 = _variant("RegNetX002", "x002")
