@@ -138,3 +138,17 @@ def test_correct_pad_and_validate_activation():
     imagenet_utils.validate_activation(None, "imagenet")
     with pytest.raises(ValueError, match="Only `None` and `softmax`"):
         imagenet_utils.validate_activation("sigmoid", "imagenet")
+
+
+@pytest.mark.parametrize("family", ["VGG16", "EfficientNetB0"])
+def test_non_tensor_input_tensor_is_refused_as_in_tf_keras(family):
+    # tf_keras checks `input_tensor` with `backend.is_keras_tensor`: every family (classic or
+    # modern) raises its ValueError for an array, before building anything.
+    array = np.zeros((1, 32, 32, 3), "float32")
+    with pytest.raises(ValueError, match="Expected a symbolic tensor instance"):
+        getattr(tf.keras.applications, family)(weights=None, include_top=False,
+                                               input_tensor=array)  # fmt: skip
+    inp = tf.keras.Input((32, 32, 3))
+    model = getattr(tf.keras.applications, family)(weights=None, include_top=False,
+                                                   input_tensor=inp)  # fmt: skip
+    assert model.inputs[0] is inp

@@ -82,21 +82,14 @@ def DenseNet(  # noqa: N802 - Keras's name
             x = transition_block(x, 0.5, name=f"pool{stage + 2}")
     x = layers.BatchNormalization(axis=bn_axis, epsilon=_EPS, name="bn")(x)
     x = layers.Activation("relu", name="relu")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    else:
-        x = imagenet_utils.pool_features(x, pooling, "avg_pool", "max_pool")
+    x = imagenet_utils.classifier_top(x, include_top, pooling, classes, classifier_activation,
+                                      weights)  # fmt: skip
     known = _KNOWN.get(tuple(blocks))
     name = known[0] if known else "densenet"
     model = Model(imagenet_utils.source_inputs(input_tensor, img_input), x, name=name)
     if weights == "imagenet" and known:
-        suffix = "" if include_top else "_notop"
-        fname = f"{name}_weights_tf_dim_ordering_tf_kernels{suffix}.h5"
-        imagenet_utils.load_model_weights(
-            model, weights, fname, BASE_WEIGHTS_PATH + fname, known[1 if include_top else 2]
-        )
+        imagenet_utils.load_tf_kernels_weights(model, weights, include_top, BASE_WEIGHTS_PATH,
+                                               known[1:])  # fmt: skip
     else:
         imagenet_utils.load_model_weights(model, weights)
     return model

@@ -23,6 +23,7 @@ from layerflow._src.keras.backend_api.session_api import is_keras_tensor
 from layerflow._src.keras.datasets import keras_cache
 from layerflow._src.keras.engine import backend_config
 from layerflow._src.keras.engine.input_layer import Input
+from layerflow._src.keras.layers import Dense, Dropout
 from layerflow._src.keras.layers import pooling as pooling_layers
 from layerflow._src.keras.saving import h5_model
 from layerflow._src.keras.utils.data_utils import get_file
@@ -31,11 +32,13 @@ from layerflow._src.ops.array_ops import constant
 
 __all__ = [
     "channel_axis",
+    "classifier_top",
     "correct_pad",
     "image_input",
     "is_file",
     "decode_predictions",
     "load_model_weights",
+    "load_tf_kernels_weights",
     "obtain_input_shape",
     "pool_features",
     "prepare_input",
@@ -394,6 +397,42 @@ def pool_features(x: Any, pooling: Any, avg_name: str | None = None,
     if pooling == "max":
         return pooling_layers.GlobalMaxPooling2D(name=max_name)(x)
     return x
+
+
+def classifier_top(
+    x: Any,
+    include_top: bool,
+    pooling: Any,
+    classes: int,
+    classifier_activation: Any,
+    weights: Any,
+    dropout_rate: float = 0.0,
+    avg_name: str | None = "avg_pool",
+    max_name: str | None = "max_pool",
+    **dense_kwargs: Any,
+) -> Any:
+    """The top most applications share: "avg_pool", "top_dropout" (when `dropout_rate` > 0)
+    and the "predictions" Dense (with `dense_kwargs`); without the top, the global `pooling`
+    named `avg_name` / `max_name` (see `pool_features`)."""
+    if not include_top:
+        return pool_features(x, pooling, avg_name, max_name)
+    x = pooling_layers.GlobalAveragePooling2D(name="avg_pool")(x)
+    if dropout_rate > 0:
+        x = Dropout(dropout_rate, name="top_dropout")(x)
+    validate_activation(classifier_activation, weights)
+    return Dense(classes, activation=classifier_activation, name="predictions", **dense_kwargs)(x)
+
+
+def load_tf_kernels_weights(
+    model: Any, weights: Any, include_top: bool, base_url: str, hashes: Any
+) -> Any:
+    """Load `weights` into `model` and return it; "imagenet" is the Keras 1 era file
+    `<model.name>_weights_tf_dim_ordering_tf_kernels[_notop].h5` under `base_url`, checked
+    against `hashes` = (with top, without top)."""
+    suffix = "" if include_top else "_notop"
+    fname = f"{model.name}_weights_tf_dim_ordering_tf_kernels{suffix}.h5"
+    load_model_weights(model, weights, fname, base_url + fname, hashes[0 if include_top else 1])
+    return model
 
 
 def channel_axis() -> int:

@@ -91,21 +91,14 @@ def InceptionResNetV2(  # noqa: N802 - Keras's public name
 
     # Final convolution block: 8 x 8 x 1536
     x = conv2d_bn(x, 1536, 1, name="conv_7b")
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    else:
-        x = imagenet_utils.pool_features(x, pooling)
+    x = imagenet_utils.classifier_top(x, include_top, pooling, classes, classifier_activation,
+                                      weights, avg_name=None, max_name=None)  # fmt: skip
     model = Model(
         imagenet_utils.source_inputs(input_tensor, img_input), x, name="inception_resnet_v2"
     )
-    suffix = "" if include_top else "_notop"
-    fname = f"inception_resnet_v2_weights_tf_dim_ordering_tf_kernels{suffix}.h5"
-    imagenet_utils.load_model_weights(
-        model, weights, fname, BASE_WEIGHT_URL + fname, _HASHES[0 if include_top else 1]
+    return imagenet_utils.load_tf_kernels_weights(
+        model, weights, include_top, BASE_WEIGHT_URL, _HASHES
     )
-    return model
 
 
 def conv2d_bn(x: Any, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "same",

@@ -118,19 +118,10 @@ def InceptionV3(  # noqa: N802 - Keras's public name
         x = layers.concatenate([branch1x1, branch3x3, branch3x3dbl, branch_pool], axis=axis,
                                name=f"mixed{9 + i}")  # fmt: skip
 
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    else:
-        x = imagenet_utils.pool_features(x, pooling)
+    x = imagenet_utils.classifier_top(x, include_top, pooling, classes, classifier_activation,
+                                      weights, avg_name=None, max_name=None)  # fmt: skip
     model = Model(imagenet_utils.source_inputs(input_tensor, img_input), x, name="inception_v3")
-    suffix = "" if include_top else "_notop"
-    fname = f"inception_v3_weights_tf_dim_ordering_tf_kernels{suffix}.h5"
-    imagenet_utils.load_model_weights(
-        model, weights, fname, _BASE + fname, _HASHES[0 if include_top else 1]
-    )
-    return model
+    return imagenet_utils.load_tf_kernels_weights(model, weights, include_top, _BASE, _HASHES)
 
 
 def preprocess_input(x: Any, data_format: str | None = None) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.keras.applications import imagenet_utils
-from layerflow._src.keras.layers import Dense, Dropout, GlobalAveragePooling2D
+from layerflow._src.keras.engine.model import Model
 
 __all__ = [
     "bn_axis",
@@ -27,6 +27,7 @@ __all__ = [
 bn_axis = imagenet_utils.channel_axis
 is_file = imagenet_utils.is_file
 image_input = imagenet_utils.image_input
+classifier_top = imagenet_utils.classifier_top
 
 
 def model_inputs(input_tensor: Any, img_input: Any, first: bool = False) -> Any:
@@ -36,31 +37,9 @@ def model_inputs(input_tensor: Any, img_input: Any, first: bool = False) -> Any:
     return sources[0] if first and input_tensor is not None else sources
 
 
-def classifier_top(
-    x: Any,
-    include_top: bool,
-    pooling: Any,
-    classes: int,
-    classifier_activation: Any,
-    weights: Any,
-    dropout_rate: float = 0.0,
-    **dense_kwargs: Any,
-) -> Any:
-    """tf_keras's top of EfficientNet, EfficientNetV2 and ResNet-RS: "avg_pool", "top_dropout"
-    (when `dropout_rate` > 0) and the "predictions" Dense; without the top, the `pooling`
-    ("avg_pool" / "max_pool") or none."""
-    if not include_top:
-        return imagenet_utils.pool_features(x, pooling, "avg_pool", "max_pool")
-    x = GlobalAveragePooling2D(name="avg_pool")(x)
-    if dropout_rate > 0:
-        x = Dropout(dropout_rate, name="top_dropout")(x)
-    imagenet_utils.validate_activation(classifier_activation, weights)
-    return Dense(classes, activation=classifier_activation, name="predictions", **dense_kwargs)(x)
-
-
 def load_weights(
-    model: Any, weights: Any, include_top: bool, hashes: Any, key: str, base_url: str
-) -> Any:
+    model: Model, weights: Any, include_top: bool, hashes: Any, key: str, base_url: str
+) -> Model:
     """Load `weights` into `model` and return it: "imagenet" loads `<model.name>.h5` (or
     `_notop.h5` without the top) from `base_url`, checked against `hashes[key]` = (with top,
     without top); a path loads that file; None keeps the initial weights."""
@@ -107,7 +86,7 @@ def variant(builder: Any, name: str, module: str, doc: str, model_name: str, **c
         pooling: Any = None,
         classes: int = 1000,
         classifier_activation: Any = "softmax",
-    ) -> Any:
+    ) -> Model:
         return builder(
             **config,
             model_name=model_name,

@@ -61,20 +61,12 @@ def ResNet(  # noqa: N802 - Keras's name
     if preact:
         x = layers.BatchNormalization(axis=bn_axis, epsilon=_EPS, name="post_bn")(x)
         x = layers.Activation("relu", name="post_relu")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    else:
-        x = imagenet_utils.pool_features(x, pooling, "avg_pool", "max_pool")
+    x = imagenet_utils.classifier_top(x, include_top, pooling, classes, classifier_activation,
+                                      weights)  # fmt: skip
     model = Model(imagenet_utils.source_inputs(input_tensor, img_input), x, name=model_name)
     if weights == "imagenet" and model_name in WEIGHTS_HASHES:
-        suffix = "" if include_top else "_notop"
-        fname = f"{model_name}_weights_tf_dim_ordering_tf_kernels{suffix}.h5"
-        file_hash = WEIGHTS_HASHES[model_name][0 if include_top else 1]
-        imagenet_utils.load_model_weights(
-            model, weights, fname, BASE_WEIGHTS_PATH + fname, file_hash
-        )
+        imagenet_utils.load_tf_kernels_weights(model, weights, include_top, BASE_WEIGHTS_PATH,
+                                               WEIGHTS_HASHES[model_name])  # fmt: skip
     elif weights is not None and weights != "imagenet":
         imagenet_utils.load_model_weights(model, weights)
     return model

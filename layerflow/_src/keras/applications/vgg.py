@@ -52,12 +52,8 @@ def _vgg(
     else:
         x = imagenet_utils.pool_features(x, pooling)
     model = Model(imagenet_utils.source_inputs(input_tensor, img_input), x, name=name)
-    suffix = "" if include_top else "_notop"
-    fname = f"{name}_weights_tf_dim_ordering_tf_kernels{suffix}.h5"
-    imagenet_utils.load_model_weights(
-        model, weights, fname, f"{_BASE}{name}/{fname}", _HASHES[name][0 if include_top else 1]
-    )
-    return model
+    return imagenet_utils.load_tf_kernels_weights(model, weights, include_top, f"{_BASE}{name}/",
+                                                  _HASHES[name])  # fmt: skip
 
 
 def VGG16(  # noqa: N802 - Keras's public name
