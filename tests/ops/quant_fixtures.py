@@ -3,35 +3,14 @@ make_quantization_fixtures.py) for the tf.quantization tests."""
 
 import json
 import pathlib
+import sys
 
 import numpy as np
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent / "fixtures"))
+from quant_inputs import QX  # noqa: E402, F401 - the inputs the fixtures were made from
+
 DATA = json.loads((pathlib.Path(__file__).parent / "fixtures" / "quantization.json").read_text())
-QX = np.array(
-    [
-        -2.0,
-        -1.5,
-        -1.0,
-        -0.75,
-        -0.5,
-        -0.3,
-        0.0,
-        0.1,
-        0.2,
-        0.25,
-        0.5,
-        0.75,
-        1.0,
-        1.25,
-        2.0,
-        3.0,
-        1 / 3,
-        -1 / 3,
-        0.999,
-        -1.001,
-    ],
-    np.float32,
-)
 
 
 def arr(rec):

@@ -25,7 +25,6 @@ from layerflow._src.keras.applications.modern_utils import (
     bn_axis,
     classifier_top,
     decode_predictions,
-    image_input,
     load_weights,
     model_inputs,
     preprocess_input,
@@ -320,16 +319,9 @@ def EfficientNetV2(  # noqa: N802 - tf_keras's name
                 "Pass blocks_args explicitly for another name."
             )
         blocks_args = DEFAULT_BLOCKS_ARGS[model_name]
-    imagenet_utils.validate_weights(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(
-        input_shape,
-        default_size=default_size,
-        min_size=32,
-        data_format=image_data_format(),
-        require_flatten=include_top,
-        weights=weights,
+    img_input, input_shape = imagenet_utils.input_and_shape(
+        weights, include_top, classes, input_tensor, input_shape, default_size, min_size=32
     )
-    img_input = image_input(input_tensor, input_shape)
     axis = bn_axis()
 
     def filters_of(n: float) -> int:

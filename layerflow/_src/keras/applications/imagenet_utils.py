@@ -35,6 +35,7 @@ __all__ = [
     "classifier_top",
     "correct_pad",
     "image_input",
+    "input_and_shape",
     "is_file",
     "decode_predictions",
     "load_model_weights",
@@ -450,6 +451,21 @@ def prepare_input(
     min_size: int,
 ) -> Any:
     """Validate `weights`/`classes` and the input shape; return the model's image input."""
+    return input_and_shape(
+        weights, include_top, classes, input_tensor, input_shape, default_size, min_size
+    )[0]
+
+
+def input_and_shape(
+    weights: Any,
+    include_top: bool,
+    classes: int,
+    input_tensor: Any,
+    input_shape: Any,
+    default_size: int,
+    min_size: int,
+) -> tuple[Any, tuple]:
+    """`prepare_input`'s image input, and the input shape it has settled on (no batch)."""
     validate_weights(weights, include_top, classes)
     input_shape = obtain_input_shape(
         input_shape,
@@ -459,4 +475,4 @@ def prepare_input(
         require_flatten=include_top,
         weights=weights,
     )
-    return image_input(input_tensor, input_shape)
+    return image_input(input_tensor, input_shape), input_shape

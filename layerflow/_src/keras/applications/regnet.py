@@ -18,14 +18,12 @@ from typing import Any
 from layerflow._src.keras.applications import imagenet_utils
 from layerflow._src.keras.applications.modern_utils import (
     decode_predictions,
-    image_input,
     load_weights,
     model_inputs,
     preprocess_input,
     variant,
 )
 from layerflow._src.keras.backend_api.session_api import get_uid
-from layerflow._src.keras.engine.backend_config import image_data_format
 from layerflow._src.keras.engine.model import Model
 from layerflow._src.keras.layers import (
     BatchNormalization,
@@ -385,22 +383,15 @@ def RegNet(  # noqa: N802 - tf_keras's name
     classifier_activation: Any = "softmax",
 ) -> Model:
     """A RegNet of 4 stages of `depths` blocks of `block_type` with `widths` channels."""
-    imagenet_utils.validate_weights(weights, include_top, classes)
+    img_input, input_shape = imagenet_utils.input_and_shape(
+        weights, include_top, classes, input_tensor, input_shape, default_size, min_size=32
+    )
     if weights == "imagenet" and model_name[-4:] not in WEIGHTS_HASHES:
         raise ValueError(
             "RegNet: ImageNet weights are published for model names ending in one of "
             f"{sorted(WEIGHTS_HASHES)}; got model_name={model_name!r}. Keep the default "
             "model_name, or pass weights=None or a file path."
         )
-    input_shape = imagenet_utils.obtain_input_shape(
-        input_shape,
-        default_size=default_size,
-        min_size=32,
-        data_format=image_data_format(),
-        require_flatten=include_top,
-        weights=weights,
-    )
-    img_input = image_input(input_tensor, input_shape)
     inputs = model_inputs(input_tensor, img_input, first=True)
     x = inputs
     if include_preprocessing:
