@@ -51,7 +51,6 @@ from layerflow._src.backend import blas_threads
 from layerflow._src.ops import conv_rows, conv_threads
 from layerflow._src.ops.conv_flat import flat_backward, flat_forward
 from layerflow._src.ops.conv_geometry import (
-    add_filter_grad,
     cf,
     chunk_mask,
     filter_groups,
@@ -386,8 +385,8 @@ class Patches:
         """The same patches for another thread: the same input (and, when `whole`, the same
         buffer, where chunks have places of their own), buffers of its own otherwise."""
         new = Patches.__new__(Patches)
-        new.xp, new.cv, new.src, new.rows, new.whole = self.xp, self.cv, self.src, self.rows, self.whole
-        new.prev = None
+        new.xp, new.cv, new.src, new.rows = self.xp, self.cv, self.src, self.rows
+        new.whole, new.prev = self.whole, None
         new.buf = self.buf if self.whole or self.buf is None else self.xp.empty_like(self.buf)
         new.frames = None if self.frames is None else self.frames.fork()
         return new
