@@ -1,5 +1,7 @@
 """The shifted-frame convolution algorithm (stride 1), picked by `conv_kernels.Conv` for
 layers whose padded frame is close to their output (see the notes below and `conv_kernels`).
+Its chunks run on several threads when the machine has free cores (`conv_threads`): bands of
+rows of one image, which add into the same input-gradient frame, stay in one thread.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from layerflow._src.backend import blas_threads
 from layerflow._src.ops import conv_small, conv_threads
 from layerflow._src.ops.conv_geometry import (
     cf,
-    chunk_mask,
+    chunk_dz,
     filter_groups,
     images_of,
 )
@@ -204,11 +206,7 @@ def _backward_chunk(xp: Any, cv: Any, dyt: Any, mask: Any, x5: Any, w3: Any, dw:
     n0, n1, r0, r1 = chunk
     start, p, whole = _flat_span(cv, chunk)
     dz = own["dz"][: cv.m * p].reshape(cv.m, p)
-    dzv = _valid(dz, cv, chunk, whole)
-    if mask is not None:
-        xp.multiply(dyt[:, n0:n1, r0:r1, :], chunk_mask(xp, mask, i, cv, chunk), out=dzv)
-    else:
-        dzv[...] = dyt[:, n0:n1, r0:r1, :]
+    chunk_dz(xp, dyt, mask, i, cv, chunk, _valid(dz, cv, chunk, whole))
     dz3 = dz.reshape(g, mg, p)
     if dw is not None or db is not None:
         cols = None

@@ -37,10 +37,16 @@ Plans. `plan` computes a shape's geometry, algorithm and chunks once and keeps t
 by the shapes, the attrs and the tuning knobs below), so the forward and backward of every
 later step only look them up.
 
+Threads. When `blas_threads`' policy would give a large GEMM more than one thread, the chunks
+of a call go to that many Python threads (`conv_threads`: whole images per thread, dealt round
+robin, each thread with its own buffers and BLAS on one thread; the filter and bias gradients
+added in chunk order), so the gathers, col2im adds, masks and bias sums run on every free core
+and not only the GEMMs; the results are the same, bit for bit, on any number of threads.
+
 Budget. `BUDGET_BYTES` bounds the temporary buffers of one call (patches, patch gradients, the
-chunk's dz). A single output row whose patches exceed it is still processed (the chunk cannot
-be smaller than one row); the outputs and gradients themselves are full arrays, as the tape
-needs them.
+chunk's dz), all threads' together (a plan whose chunks fill it runs on one thread). A single
+output row whose patches exceed it is still processed (the chunk cannot be smaller than one
+row); the outputs and gradients themselves are full arrays, as the tape needs them.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from layerflow._src.ops import conv_rows, conv_threads
 from layerflow._src.ops.conv_flat import flat_backward, flat_forward
 from layerflow._src.ops.conv_geometry import (
     cf,
+    chunk_dz,
     chunk_mask,
     filter_groups,
     geometry,
@@ -513,10 +520,7 @@ def _backward_chunk(xp: Any, cv: Conv, i: int, own: dict, dyt: Any, mask: Any, i
         dz = dyt[:, n0:n1]
     else:
         dz = own["dz"][: cv.m * p].reshape(cv.m, n1 - n0, r1 - r0, ow)
-        if mask is not None:
-            xp.multiply(dyt[:, n0:n1, r0:r1, :], chunk_mask(xp, mask, i, cv, chunk), out=dz)
-        else:
-            dz[...] = dyt[:, n0:n1, r0:r1, :]
+        chunk_dz(xp, dyt, mask, i, cv, chunk, dz)
     dz3 = dz.reshape(g, mg, p)
     if dw is not None or db is not None:
         pc = None
