@@ -86,6 +86,29 @@ def _plan(mod, xs, ws, attrs):
     return mod.Conv(xs, ws, (outs, pads, strides, dilations), groups)
 
 
+def _others_busy(dt: float = 0.3) -> float:
+    """Cores other processes kept busy over the next `dt` seconds (/proc/stat)."""
+
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(t) for t in f.readline().split()[1:]]
+        return sum(v) - v[3] - v[4], time.process_time()
+
+    (b0, c0), _ = sample(), time.sleep(dt)
+    b1, c1 = sample()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return max(0.0, ((b1 - b0) / ticks - (c1 - c0)) / dt)
+
+
+def wait_quiet(limit: float, patience: float = 20.0) -> bool:
+    """Wait (up to `patience` s) until other processes keep fewer than `limit` cores busy."""
+    end = time.monotonic() + patience
+    while time.monotonic() < end:
+        if _others_busy() < limit:
+            return True
+    return False
+
+
 def run_layer(mod, call, data, wall=None) -> tuple[float, float]:
     """(forward, backward) CPU seconds of one layer with kernel module `mod`; the wall
     seconds of both are appended to `wall` when given."""
@@ -139,6 +162,12 @@ def main() -> None:
     ap.add_argument("--before", help="the old source tree")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, help="compare 1 and this many conv threads")
+    ap.add_argument(
+        "--quiet",
+        type=float,
+        help="before each layer's alternation, wait until "
+        "other processes keep fewer than this many cores busy (e.g. 0.3)",
+    )
     ap.add_argument("--no-gemm", action="store_true", help="skip the GEMM-alone column")
     ap.add_argument(
         "--stat",
@@ -159,6 +188,7 @@ def main() -> None:
         force = {"1thr": 1, f"{a.threads}thr": a.threads}
     from layerflow._src.ops import conv_threads
 
+    quiet = tried = 0
     rng = np.random.default_rng(1)
     res = {(label, i): ([], [], []) for label in mods for i in range(len(calls))}
     for _ in range(a.reps):
@@ -175,6 +205,9 @@ def main() -> None:
             if len(call) > 7 and call[7]:  # dy channels-first too
                 dy = np.ascontiguousarray(data[3].transpose(3, 0, 1, 2)).transpose(1, 2, 3, 0)
                 data = (*data[:3], dy)
+            if a.quiet is not None:
+                quiet += wait_quiet(a.quiet)
+                tried += 1
             for label, mod in mods.items():
                 conv_threads.FORCE = force[label]
                 f, b = run_layer(mod, call, data, res[(label, i)][2])
@@ -216,6 +249,7 @@ def main() -> None:
     print(
         f"({a.stat}s of {a.reps} alternating reps, CPU ms; batch {a.batch}; "
         f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')})"
+        + (f"; quiet before {quiet} of {tried} alternations" if tried else "")
     )
 
 
