@@ -208,3 +208,18 @@ def test_all_threads_buffers_fit_the_budget(monkeypatch, name):
         cv = _cv(xs, ws, 1, "SAME", (1, 1), (1, 1))
         assert cv.budget == budget
         assert real(np, 5, (1, 1, 1), per_thread, cv.budget) == want
+
+
+@pytest.mark.parametrize("per_image", [6, 7, 8, 16])
+def test_whole_image_plans_come_in_a_multiple_of_balance_chunks(per_image):
+    """Chunks of whole images come in a multiple of BALANCE (equal shares for 2 or 4
+    threads) unless one chunk holds them all; each within the budget, every image once."""
+    n, oh, ow, per_pixel = 16, 12, 12, 1000
+    budget = per_image * oh * ow * per_pixel
+    plan = conv_kernels.chunks(n, oh, ow, per_pixel, budget)
+    assert [i for a, b, _, _ in plan for i in range(a, b)] == list(range(n))
+    assert all((b - a) <= per_image and (r0, r1) == (0, oh) for a, b, r0, r1 in plan)
+    assert len(plan) == 1 or len(plan) % conv_kernels.BALANCE == 0
+    assert max(b - a for a, b, _, _ in plan) - min(b - a for a, b, _, _ in plan) <= 1
+    flat = conv_kernels.flat_chunks(n, oh, oh + 2, ow + 2, 0, per_pixel * oh * ow // 196)
+    assert len(flat) == 1 or len(flat) % conv_kernels.BALANCE == 0

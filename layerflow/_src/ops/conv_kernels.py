@@ -108,6 +108,8 @@ DX_GATHER_M = 1.0
 # chunk, or when all its chunks' patches take at most this many bytes (AlexNet's 12x12 layers:
 # 21-32 MB at a batch of 16), instead of one reused buffer that the backward pass refills.
 KEEP_BYTES = 64 << 20
+# A plan of whole images in several chunks has a multiple of this many (see `_balanced`).
+BALANCE = 4
 
 # --- geometry (in `conv_geometry`) and chunk plans ----------------------------------------------
 
@@ -119,10 +121,21 @@ def chunks(n: int, oh: int, ow: int, per_pixel: int,
     budget = BUDGET_BYTES if budget is None else min(budget, BUDGET_BYTES)
     rows = budget // max(1, per_pixel * ow)
     if rows >= oh:
-        nb = max(1, rows // oh)
+        nb = _balanced(n, max(1, rows // oh))
         return [(n0, min(n, n0 + nb), 0, oh) for n0 in range(0, n, nb)]
     rows = max(1, rows)
     return [(i, i + 1, r0, min(oh, r0 + rows)) for i in range(n) for r0 in range(0, oh, rows)]
+
+
+def _balanced(n: int, nb: int) -> int:
+    """Images per chunk, at most `nb`, for `n` images in one chunk or in a multiple of
+    BALANCE chunks of about equal size: threads (`conv_threads`) then get equal shares (3
+    chunks of AlexNet's 12x12 layers on 2 threads ran no faster than on one)."""
+    k = -(-n // nb)
+    if k < 2:
+        return nb
+    k = -(-k // BALANCE) * BALANCE
+    return max(1, -(-n // k))
 
 
 def flat_chunks(n: int, oh: int, hp: int, wp: int, per_pixel: int,
@@ -132,6 +145,7 @@ def flat_chunks(n: int, oh: int, hp: int, wp: int, per_pixel: int,
     band of r rows spans r * wp frame pixels); never over the budget (`per_pixel` bytes)."""
     nb = min(CHUNK_BYTES // max(1, cached * hp * wp), BUDGET_BYTES // max(1, per_pixel * hp * wp))
     if nb >= 1:
+        nb = _balanced(n, nb)
         return [(n0, min(n, n0 + nb), 0, oh) for n0 in range(0, n, nb)]
     rows = max(1, min(CHUNK_BYTES // max(1, cached * wp), BUDGET_BYTES // max(1, per_pixel * wp)))
     return [(i, i + 1, r0, min(oh, r0 + rows)) for i in range(n) for r0 in range(0, oh, rows)]
@@ -215,7 +229,7 @@ def plan(x_shape: tuple, w_shape: tuple, attrs: tuple, opname: str) -> Conv:
     call (forward and backward), and geometry and chunk plans cost 0.1-0.4 ms each. The key
     holds the tuning knobs too, so a changed knob (as tests do) plans afresh."""
     x_shape, w_shape = tuple(int(v) for v in x_shape), tuple(int(v) for v in w_shape)
-    key = (x_shape, w_shape, attrs, BUDGET_BYTES, CHUNK_BYTES, FLAT_WASTE, FLAT_EXTRA,
+    key = (x_shape, w_shape, attrs, BUDGET_BYTES, CHUNK_BYTES, BALANCE, FLAT_WASTE, FLAT_EXTRA,
            ROWS_RUN, ROWS_OVER_CF, DX_GATHER_WASTE, DX_GATHER_M, chunks,
            flat_chunks)  # fmt: skip
     cv = _PLANS.get(key)
