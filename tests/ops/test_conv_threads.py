@@ -223,3 +223,21 @@ def test_whole_image_plans_come_in_a_multiple_of_balance_chunks(per_image):
     assert max(b - a for a, b, _, _ in plan) - min(b - a for a, b, _, _ in plan) <= 1
     flat = conv_kernels.flat_chunks(n, oh, oh + 2, ow + 2, 0, per_pixel * oh * ow // 196)
     assert len(flat) == 1 or len(flat) % conv_kernels.BALANCE == 0
+
+
+class _Policy:
+    current = 4
+
+
+def test_wide_off_keeps_im2col_and_frames_serial(monkeypatch):
+    """With WIDE off only row frames (`wide=False`) follow the policy's free cores."""
+    from layerflow._src.backend import blas_threads
+
+    monkeypatch.setattr(blas_threads, "policy", lambda: _Policy())
+    monkeypatch.setattr(blas_threads, "gemm", lambda m, n, k: None)
+    big = (1 << 10, 1 << 10, 1 << 10)
+    assert conv_threads.count(np, 8, big, wide=True) == 4
+    monkeypatch.setattr(conv_threads, "WIDE", False)
+    assert conv_threads.count(np, 8, big, wide=True) == 1
+    assert conv_threads.count(np, 8, big) == 4
+    assert conv_threads.count(np, 8, (1, 1, 1)) == 1  # too small to share
