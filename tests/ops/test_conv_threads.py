@@ -198,7 +198,7 @@ def test_all_threads_buffers_fit_the_budget(monkeypatch, name):
     asked = []
     real = conv_threads.count
     monkeypatch.setattr(conv_threads, "count",
-                        lambda *a: asked.append(a[3]) or real(*a))  # fmt: skip
+                        lambda *a, **k: asked.append(a[3]) or real(*a, **k))  # fmt: skip
     cv = _cv(xs, ws, 1, "SAME", (1, 1), (1, 1))
     conv_kernels.conv_forward(np, x, w, cv)
     per_thread = asked[-1]
