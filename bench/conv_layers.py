@@ -11,6 +11,10 @@ So "kernel - GEMM" is the non-GEMM work: patch gathering, col2im, masks, copies.
 
     OPENBLAS_NUM_THREADS=1 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \\
         python bench/conv_layers.py alexnet --before ../base-conv --reps 5
+
+`--threads N` instead compares this tree's kernels on one thread and on N threads
+(`conv_threads.FORCE`, whatever the load), alternating, with wall-clock milliseconds (forward +
+backward) beside the CPU ones: run it without pinning OPENBLAS_NUM_THREADS.
 """
 
 from __future__ import annotations
@@ -82,10 +86,35 @@ def _plan(mod, xs, ws, attrs):
     return mod.Conv(xs, ws, (outs, pads, strides, dilations), groups)
 
 
-def run_layer(mod, call, data) -> tuple[float, float]:
-    """(forward, backward) CPU seconds of one layer with kernel module `mod`."""
+def _others_busy(dt: float = 0.3) -> float:
+    """Cores other processes kept busy over the next `dt` seconds (/proc/stat)."""
+
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(t) for t in f.readline().split()[1:]]
+        return sum(v) - v[3] - v[4], time.process_time()
+
+    (b0, c0), _ = sample(), time.sleep(dt)
+    b1, c1 = sample()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return max(0.0, ((b1 - b0) / ticks - (c1 - c0)) / dt)
+
+
+def wait_quiet(limit: float, patience: float = 20.0) -> bool:
+    """Wait (up to `patience` s) until other processes keep fewer than `limit` cores busy."""
+    end = time.monotonic() + patience
+    while time.monotonic() < end:
+        if _others_busy() < limit:
+            return True
+    return False
+
+
+def run_layer(mod, call, data, wall=None) -> tuple[float, float]:
+    """(forward, backward) CPU seconds of one layer with kernel module `mod`; the wall
+    seconds of both are appended to `wall` when given."""
     xs, ws, attrs, has_b, relu, need = call[:6]
     x, w, b, dy = data
+    w0 = time.perf_counter()
     t0 = time.process_time()
     cv = _plan(mod, xs, ws, attrs)
     out, cols, mask = mod.conv_forward(np, x, w, cv, b if has_b else None, relu, keep=True)
@@ -94,7 +123,10 @@ def run_layer(mod, call, data) -> tuple[float, float]:
         cv = _plan(mod, xs, ws, attrs)
         mod.conv_backward(np, x, w, dy, cv, x_shape=xs, need_x=need[0], need_w=need[1],
                           need_b=need[2], mask=mask, cols=cols if need[1] else None)  # fmt: skip
-    return t1 - t0, time.process_time() - t1
+    t2 = time.process_time()
+    if wall is not None:
+        wall.append(time.perf_counter() - w0)
+    return t1 - t0, t2 - t1
 
 
 def gemm_floor(mod, call, reps: int) -> tuple[float, float]:
@@ -129,6 +161,13 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--before", help="the old source tree")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--threads", type=int, help="compare 1 and this many conv threads")
+    ap.add_argument(
+        "--quiet",
+        type=float,
+        help="before each layer's alternation, wait until "
+        "other processes keep fewer than this many cores busy (e.g. 0.3)",
+    )
     ap.add_argument("--no-gemm", action="store_true", help="skip the GEMM-alone column")
     ap.add_argument(
         "--stat",
@@ -139,15 +178,23 @@ def main() -> None:
     a = ap.parse_args()
     stat = min if a.stat == "min" else statistics.median
     calls = record(a.model, a.batch)
-    mods = {"new": _load(str(ROOT), "new")}
+    new = _load(str(ROOT), "new")
+    mods = {"new": new}
     if a.before:
         mods = {"old": _load(a.before, "old"), **mods}
+    force = {label: None for label in mods}
+    if a.threads:
+        mods = {"1thr": mods["new"], f"{a.threads}thr": mods["new"]}
+        force = {"1thr": 1, f"{a.threads}thr": a.threads}
+    from layerflow._src.ops import conv_threads
+
+    quiet = tried = 0
     rng = np.random.default_rng(1)
-    res = {(label, i): ([], []) for label in mods for i in range(len(calls))}
+    res = {(label, i): ([], [], []) for label in mods for i in range(len(calls))}
     for _ in range(a.reps):
         for i, call in enumerate(calls):
             xs, ws, attrs = call[:3]
-            cv = _plan(mods["new"], xs, ws, attrs)
+            cv = _plan(new, xs, ws, attrs)
             x = rng.standard_normal(xs, dtype=np.float32)
             if call[6]:  # channels-first behind an NHWC view, as the step had it
                 x = np.ascontiguousarray(x.transpose(3, 0, 1, 2)).transpose(1, 2, 3, 0)
@@ -158,11 +205,17 @@ def main() -> None:
             if len(call) > 7 and call[7]:  # dy channels-first too
                 dy = np.ascontiguousarray(data[3].transpose(3, 0, 1, 2)).transpose(1, 2, 3, 0)
                 data = (*data[:3], dy)
+            if a.quiet is not None:
+                quiet += wait_quiet(a.quiet)
+                tried += 1
             for label, mod in mods.items():
-                f, b = run_layer(mod, call, data)
+                conv_threads.FORCE = force[label]
+                f, b = run_layer(mod, call, data, res[(label, i)][2])
                 res[(label, i)][0].append(f)
                 res[(label, i)][1].append(b)
+    walls = {lb: 0.0 for lb in mods}
     print(f"{'layer':<44}" + "".join(f"{lb + ' fwd':>10}{lb + ' bwd':>10}" for lb in mods)
+          + "".join(f"{lb + ' wall':>11}" for lb in mods)
           + ("" if a.no_gemm else f"{'gemm fwd':>10}{'gemm bwd':>10}"))  # fmt: skip
     tot = {lb: [0.0, 0.0] for lb in [*mods, "gemm"]}
     for i, call in enumerate(calls):
@@ -172,24 +225,31 @@ def main() -> None:
         desc = f"{xs[1:]}*{ws} s{attrs[0][0]} {pad}{layout}"
         line = f"{desc:<44}"
         for lb in mods:
-            f, b = (stat(v) for v in res[(lb, i)])
+            f, b = (stat(v) for v in res[(lb, i)][:2])
             tot[lb][0] += f
             tot[lb][1] += b
             line += f"{f * 1e3:>10.1f}{b * 1e3:>10.1f}"
+        for lb in mods:
+            wl = stat(res[(lb, i)][2])
+            walls[lb] += wl
+            line += f"{wl * 1e3:>11.1f}"
         if not a.no_gemm:
-            f, b = gemm_floor(mods["new"], call, max(3, a.reps // 2))
+            f, b = gemm_floor(new, call, max(3, a.reps // 2))
             tot["gemm"][0] += f
             tot["gemm"][1] += b
             line += f"{f * 1e3:>10.1f}{b * 1e3:>10.1f}"
         print(line, flush=True)
-    labels = mods if a.no_gemm else [*mods, "gemm"]
+    gemm = "" if a.no_gemm else f"{tot['gemm'][0] * 1e3:>10.1f}{tot['gemm'][1] * 1e3:>10.1f}"
     print(
         f"{'total ms':<44}"
-        + "".join(f"{tot[lb][0] * 1e3:>10.1f}{tot[lb][1] * 1e3:>10.1f}" for lb in labels)
+        + "".join(f"{tot[lb][0] * 1e3:>10.1f}{tot[lb][1] * 1e3:>10.1f}" for lb in mods)
+        + "".join(f"{walls[lb] * 1e3:>11.1f}" for lb in mods)
+        + gemm
     )
     print(
         f"({a.stat}s of {a.reps} alternating reps, CPU ms; batch {a.batch}; "
         f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')})"
+        + (f"; quiet before {quiet} of {tried} alternations" if tried else "")
     )
 
 

@@ -11,7 +11,7 @@ import pytest
 import layerflow as tf
 from layerflow._src.autodiff.gradcheck import check_op
 from layerflow._src.backend import blas_threads
-from layerflow._src.ops import conv_kernels, conv_small
+from layerflow._src.ops import conv_kernels, conv_small, conv_threads
 from layerflow._src.ops.conv_ops import fused_conv2d
 from tests.ops.test_conv_algorithms import CASES, _cv, _ref
 
@@ -136,7 +136,7 @@ def test_threads_follow_the_blas_policy(monkeypatch):
     monkeypatch.setattr(blas_threads, "gemm", lambda m, n, k: calls.append((m, n, k)))
     assert conv_small._shares(np, cv) == [list(range(6))]  # too small to share
     assert calls == []
-    for free, want in [(1, 1), (2, 2), (3, 3), (16, conv_small.MAX_THREADS)]:
+    for free, want in [(1, 1), (2, 2), (3, 3), (16, conv_threads.MAX_THREADS)]:
         monkeypatch.setattr(blas_threads, "policy", lambda free=free: _Policy(free))
         calls.clear()
         shares = conv_small._shares(np, big)
@@ -173,8 +173,8 @@ def test_a_forked_child_makes_its_own_pool(monkeypatch):
     cv = _cv((4, 6, 6, 1), (3, 3, 1, 2), 1, "SAME", (1, 1))
     x, w = np.ones((4, 6, 6, 1)), np.ones((3, 3, 1, 2))
     want = conv_small.forward(np, x, w, cv, None, False, False)[0]
-    parent = conv_small._POOL[0]
-    monkeypatch.setattr(conv_small, "_POOL", [parent, -1])  # as seen from another process
+    parent = conv_threads._POOL[0]
+    monkeypatch.setattr(conv_threads, "_POOL", [parent, -1])  # as seen from another process
     got = conv_small.forward(np, x, w, cv, None, False, False)[0]
-    assert conv_small._POOL[0] is not parent and conv_small._POOL[1] > 0
+    assert conv_threads._POOL[0] is not parent and conv_threads._POOL[1] > 0
     np.testing.assert_array_equal(got, want)

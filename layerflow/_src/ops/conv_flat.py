@@ -1,5 +1,7 @@
 """The shifted-frame convolution algorithm (stride 1), picked by `conv_kernels.Conv` for
 layers whose padded frame is close to their output (see the notes below and `conv_kernels`).
+Its chunks run on several threads when the machine has free cores (`conv_threads`): bands of
+rows of one image, which add into the same input-gradient frame, stay in one thread.
 """
 
 from __future__ import annotations
@@ -7,11 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.backend import blas_threads
-from layerflow._src.ops import conv_small
+from layerflow._src.ops import conv_small, conv_threads
 from layerflow._src.ops.conv_geometry import (
-    add_filter_grad,
     cf,
-    chunk_mask,
+    chunk_dz,
     filter_groups,
     images_of,
 )
@@ -99,31 +100,49 @@ def flat_forward(xp: Any, x: Any, w: Any, cv: Any, bias: Any, relu: bool,
     y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
     b = None if bias is None else bias.reshape(g, mg, 1, 1, 1)
     span = _max_span(cv)
-    fbuf = xp.zeros(_frames(cv, images_of(cv), tail), dtype=x.dtype)
-    cbuf = xp.empty(g * cv.k * span, dtype=x.dtype)
-    obuf = xp.empty(cv.m * span, dtype=x.dtype)
-    mask = [] if keep and relu else None
-    built = None
-    for chunk in cv.plan:
-        n0, n1, r0, r1 = chunk
-        start, p, whole = _flat_span(cv, chunk)
-        if built != (n0, n1):
-            fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
-        cols = _flat_cols(fr, cv, start, p, offs, cbuf)
-        ob = obuf[: cv.m * p].reshape(g, mg, p)
-        blas_threads.gemm(cv.m, p, cv.k)
-        xp.matmul(wt, cols, out=ob)
-        c0 = cv.col0(chunk)
-        out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
-        out5 = out.reshape(g, mg, n1 - n0, r1 - r0, ow)
-        if b is not None:
-            xp.add(_valid(ob, cv, chunk, whole), b, out=out5)
-        else:
-            out5[...] = _valid(ob, cv, chunk, whole)
-        if relu:
-            xp.maximum(out, 0, out=out)
-            if mask is not None:
-                mask.append(xp.packbits((out > 0).ravel()))
+    mask = [None] * len(cv.plan) if keep and relu else None
+
+    def buffers() -> tuple:
+        """One thread's frames, patches and GEMM output."""
+        return (xp.zeros(_frames(cv, images_of(cv), tail), dtype=x.dtype),
+                xp.empty(g * cv.k * span, dtype=x.dtype),
+                xp.empty(cv.m * span, dtype=x.dtype))  # fmt: skip
+
+    mine = [buffers()]
+    threads = conv_threads.count(xp, len(conv_threads.units(cv.plan)),
+                                 (cv.m, cv.n * cv.hp * cv.wp, cv.k),
+                                 sum(a.nbytes for a in mine[0]), cv.budget,
+                                 wide=True)  # fmt: skip
+    mine += [buffers() for _ in range(threads - 1)]
+    shares = conv_threads.deal(cv.plan, threads)
+
+    def work(t: int) -> None:
+        fbuf, cbuf, obuf = mine[t]
+        built = None
+        for i in shares[t]:
+            chunk = cv.plan[i]
+            n0, n1, r0, r1 = chunk
+            start, p, whole = _flat_span(cv, chunk)
+            if built != (n0, n1):
+                fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
+            cols = _flat_cols(fr, cv, start, p, offs, cbuf)
+            ob = obuf[: cv.m * p].reshape(g, mg, p)
+            if threads == 1:
+                blas_threads.gemm(cv.m, p, cv.k)
+            xp.matmul(wt, cols, out=ob)
+            c0 = cv.col0(chunk)
+            out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
+            out5 = out.reshape(g, mg, n1 - n0, r1 - r0, ow)
+            if b is not None:
+                xp.add(_valid(ob, cv, chunk, whole), b, out=out5)
+            else:
+                out5[...] = _valid(ob, cv, chunk, whole)
+            if relu:
+                xp.maximum(out, 0, out=out)
+                if mask is not None:
+                    mask[i] = xp.packbits((out > 0).ravel())
+
+    conv_threads.run(threads, work)
     return y.reshape(cv.m, cv.n, oh, ow).transpose(1, 2, 3, 0), None, mask
 
 
@@ -133,56 +152,88 @@ def flat_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_
     one contiguous slice per tap, and each image's frame interior is its input gradient."""
     if conv_small.applies(cv):
         return conv_small.backward(xp, x, w, dy, cv, need_x, need_w, need_b, mask)
-    (t, _), (left, _) = cv.geo[1]
     g, mg, k = cv.g, cv.m // cv.g, cv.k
-    f, tail, offs = _flat_geometry(cv)
+    _, tail, _ = _flat_geometry(cv)
     dyt = dy.transpose(3, 0, 1, 2)  # (M, N, OH, OW) view
     span, nimg = _max_span(cv), images_of(cv)
     w3 = filter_groups(xp, w, cv) if need_x else None  # (g, K, Mg)
     x5 = cf(xp, x).reshape(g, cv.cg, cv.n, cv.h, cv.w) if need_w else None
     dx5 = xp.empty((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype) if need_x else None
     dw = xp.empty((g, k, mg), dtype=dy.dtype) if need_w else None
-    dw_part: list = []  # a buffer for the later chunks' filter gradients
     db = xp.zeros((g, mg), dtype=dy.dtype) if need_b else None
-    # The frame pixels that are no output keep a zero gradient: written once, never again.
-    dz_buf = xp.zeros(cv.m * span, dtype=dy.dtype)
-    fbuf = xp.zeros(_frames(cv, nimg, tail), dtype=dy.dtype) if need_w else None
-    cbuf = xp.empty(g * k * span, dtype=dy.dtype) if need_w or need_x else None
-    dxf = xp.zeros(_frames(cv, nimg, tail), dtype=dy.dtype) if need_x else None
-    built = None
-    for i, chunk in enumerate(cv.plan):
-        n0, n1, r0, r1 = chunk
-        start, p, whole = _flat_span(cv, chunk)
-        dz = dz_buf[: cv.m * p].reshape(cv.m, p)
-        dzv = _valid(dz, cv, chunk, whole)
-        if mask is not None:
-            xp.multiply(dyt[:, n0:n1, r0:r1, :], chunk_mask(xp, mask, i, cv, chunk), out=dzv)
-        else:
-            dzv[...] = dyt[:, n0:n1, r0:r1, :]
-        dz3 = dz.reshape(g, mg, p)
-        if need_b:
-            db += dz3.sum(axis=2)
-        if need_w:
-            if built != (n0, n1):
-                fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
-            cols = _flat_cols(fr, cv, start, p, offs, cbuf)
-            blas_threads.gemm(g * k, mg, p)
-            add_filter_grad(xp, cols, dz3, dw, i, dw_part)
-        if need_x:
-            if start == 0:  # a chunk's first rows: its frames start from zero
-                dxf[..., : (n1 - n0) * f + tail] = 0
-            dcols = cbuf[: g * k * p].reshape(g, k, p)
-            blas_threads.gemm(g * k, p, mg)
-            xp.matmul(w3, dz3, out=dcols)
-            d4 = dcols.reshape(g, cv.kh * cv.kw, cv.cg, p)
-            for tp, off in enumerate(offs):
-                dxf[..., start + off : start + off + p] += d4[:, tp]
-            if whole or r1 == cv.geo[0][0]:  # the chunk's images are complete
-                frames = dxf[..., : (n1 - n0) * f].reshape(g, cv.cg, n1 - n0, cv.hp, cv.wp)
-                dx5[:, :, n0:n1] = frames[..., t : t + cv.h, left : left + cv.w]
+
+    def buffers() -> dict:
+        """One thread's dz, frames, patches (and patch gradients), and input-gradient frames.
+        The frame pixels that are no output keep a zero gradient in dz: written once."""
+        return {"dz": xp.zeros(cv.m * span, dtype=dy.dtype),
+                "fbuf": xp.zeros(_frames(cv, nimg, tail), dtype=dy.dtype) if need_w else None,
+                "cbuf": xp.empty(g * k * span, dtype=dy.dtype) if need_w or need_x else None,
+                "dxf": xp.zeros(_frames(cv, nimg, tail), dtype=dy.dtype) if need_x else None,
+                "part": []}  # fmt: skip
+
+    mine = [buffers()]
+    per_thread = sum(a.nbytes for a in mine[0].values() if hasattr(a, "nbytes"))
+    per_thread += dw.nbytes if need_w else 0
+    threads = conv_threads.count(xp, len(conv_threads.units(cv.plan)),
+                                 (g * k, cv.n * cv.hp * cv.wp, mg), per_thread, cv.budget,
+                                 wide=True)
+    mine += [buffers() for _ in range(threads - 1)]
+    shares = conv_threads.deal(cv.plan, threads)
+    turns = conv_threads.Turns() if threads > 1 and (need_w or need_b) else None
+    args = (xp, cv, dyt, mask, x5, w3, dw, db, dx5, turns, threads)
+
+    def work(t: int) -> None:
+        own, built = mine[t], None
+        for i in shares[t]:
+            built = _backward_chunk(*args, i, own, built)
+
+    conv_threads.run(threads, conv_threads.guarded(turns, work))
     dx = dx5.reshape(cv.c, cv.n, cv.h, cv.w).transpose(1, 2, 3, 0) if need_x else None
     if need_w:
         dw = dw.transpose(1, 0, 2).reshape(cv.kh, cv.kw, cv.cg, cv.m)
     if need_b:
         db = db.reshape(cv.m)
     return dx, dw, db
+
+
+def _backward_chunk(xp: Any, cv: Any, dyt: Any, mask: Any, x5: Any, w3: Any, dw: Any, db: Any,
+                    dx5: Any, turns: Any, threads: int, i: int, own: dict,
+                    built: Any) -> Any:  # fmt: skip
+    """`flat_backward`'s work on chunk i with one thread's buffers `own`, whose frames hold
+    the images `built`; returns the images they hold after."""
+    (t, _), (left, _) = cv.geo[1]
+    g, mg, k = cv.g, cv.m // cv.g, cv.k
+    f, tail, offs = _flat_geometry(cv)
+    chunk = cv.plan[i]
+    n0, n1, r0, r1 = chunk
+    start, p, whole = _flat_span(cv, chunk)
+    dz = own["dz"][: cv.m * p].reshape(cv.m, p)
+    chunk_dz(xp, dyt, mask, i, cv, chunk, _valid(dz, cv, chunk, whole))
+    dz3 = dz.reshape(g, mg, p)
+    if dw is not None or db is not None:
+        cols = None
+        if dw is not None:
+            if built != (n0, n1):
+                _fill_frames(x5, cv, n0, n1, own["fbuf"], tail)
+                built = (n0, n1)
+            fr = own["fbuf"][..., : (n1 - n0) * f + tail]
+            cols = _flat_cols(fr, cv, start, p, offs, own["cbuf"])
+            if threads == 1:
+                blas_threads.gemm(g * k, mg, p)
+        conv_threads.add_grads(xp, turns, i, cols, dz3, dw, db, own["part"])
+    if dx5 is None:
+        return built
+    dxf = own["dxf"]
+    if start == 0:  # a chunk's first rows: its frames start from zero
+        dxf[..., : (n1 - n0) * f + tail] = 0
+    dcols = own["cbuf"][: g * k * p].reshape(g, k, p)
+    if threads == 1:
+        blas_threads.gemm(g * k, p, mg)
+    xp.matmul(w3, dz3, out=dcols)
+    d4 = dcols.reshape(g, cv.kh * cv.kw, cv.cg, p)
+    for tp, off in enumerate(offs):
+        dxf[..., start + off : start + off + p] += d4[:, tp]
+    if whole or r1 == cv.geo[0][0]:  # the chunk's images are complete
+        frames = dxf[..., : (n1 - n0) * f].reshape(g, cv.cg, n1 - n0, cv.hp, cv.wp)
+        dx5[:, :, n0:n1] = frames[..., t : t + cv.h, left : left + cv.w]
+    return built

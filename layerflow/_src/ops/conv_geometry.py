@@ -113,6 +113,16 @@ def chunk_mask(xp: Any, mask: list, i: int, cv: Any, chunk: tuple) -> Any:
     return bits.reshape(cv.m, n1 - n0, r1 - r0, cv.geo[0][1])
 
 
+def chunk_dz(xp: Any, dyt: Any, mask: Any, i: int, cv: Any, chunk: tuple, out: Any) -> None:
+    """Chunk `i`'s dz into `out` (M, images, rows, OW): dy (the (M, N, OH, OW) view `dyt`)
+    times the relu mask when there is one."""
+    n0, n1, r0, r1 = chunk
+    if mask is not None:
+        xp.multiply(dyt[:, n0:n1, r0:r1, :], chunk_mask(xp, mask, i, cv, chunk), out=out)
+    else:
+        out[...] = dyt[:, n0:n1, r0:r1, :]
+
+
 def images_of(cv: Any) -> int:
     """The most images one chunk of `cv`'s plan holds."""
     return max(n1 - n0 for n0, n1, _, _ in cv.plan)

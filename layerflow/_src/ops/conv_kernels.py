@@ -37,10 +37,16 @@ Plans. `plan` computes a shape's geometry, algorithm and chunks once and keeps t
 by the shapes, the attrs and the tuning knobs below), so the forward and backward of every
 later step only look them up.
 
+Threads. When `blas_threads`' policy would give a large GEMM more than one thread, the chunks
+of a call go to that many Python threads (`conv_threads`: whole images per thread, dealt round
+robin, each thread with its own buffers and BLAS on one thread; the filter and bias gradients
+added in chunk order), so the gathers, col2im adds, masks and bias sums run on every free core
+and not only the GEMMs; the results are the same, bit for bit, on any number of threads.
+
 Budget. `BUDGET_BYTES` bounds the temporary buffers of one call (patches, patch gradients, the
-chunk's dz). A single output row whose patches exceed it is still processed (the chunk cannot
-be smaller than one row); the outputs and gradients themselves are full arrays, as the tape
-needs them.
+chunk's dz), all threads' together (a plan whose chunks fill it runs on one thread). A single
+output row whose patches exceed it is still processed (the chunk cannot be smaller than one
+row); the outputs and gradients themselves are full arrays, as the tape needs them.
 """
 
 from __future__ import annotations
@@ -48,11 +54,11 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.backend import blas_threads
-from layerflow._src.ops import conv_rows
+from layerflow._src.ops import conv_rows, conv_threads
 from layerflow._src.ops.conv_flat import flat_backward, flat_forward
 from layerflow._src.ops.conv_geometry import (
-    add_filter_grad,
     cf,
+    chunk_dz,
     chunk_mask,
     filter_groups,
     geometry,
@@ -102,6 +108,8 @@ DX_GATHER_M = 1.0
 # chunk, or when all its chunks' patches take at most this many bytes (AlexNet's 12x12 layers:
 # 21-32 MB at a batch of 16), instead of one reused buffer that the backward pass refills.
 KEEP_BYTES = 64 << 20
+# A plan of whole images in several chunks has a multiple of this many (see `_balanced`).
+BALANCE = 4
 
 # --- geometry (in `conv_geometry`) and chunk plans ----------------------------------------------
 
@@ -113,10 +121,21 @@ def chunks(n: int, oh: int, ow: int, per_pixel: int,
     budget = BUDGET_BYTES if budget is None else min(budget, BUDGET_BYTES)
     rows = budget // max(1, per_pixel * ow)
     if rows >= oh:
-        nb = max(1, rows // oh)
+        nb = _balanced(n, max(1, rows // oh))
         return [(n0, min(n, n0 + nb), 0, oh) for n0 in range(0, n, nb)]
     rows = max(1, rows)
     return [(i, i + 1, r0, min(oh, r0 + rows)) for i in range(n) for r0 in range(0, oh, rows)]
+
+
+def _balanced(n: int, nb: int) -> int:
+    """Images per chunk, at most `nb`, for `n` images in one chunk or in a multiple of
+    BALANCE chunks of about equal size: threads (`conv_threads`) then get equal shares (3
+    chunks of AlexNet's 12x12 layers on 2 threads ran no faster than on one)."""
+    k = -(-n // nb)
+    if k < 2:
+        return nb
+    k = -(-k // BALANCE) * BALANCE
+    return max(1, -(-n // k))
 
 
 def flat_chunks(n: int, oh: int, hp: int, wp: int, per_pixel: int,
@@ -126,6 +145,7 @@ def flat_chunks(n: int, oh: int, hp: int, wp: int, per_pixel: int,
     band of r rows spans r * wp frame pixels); never over the budget (`per_pixel` bytes)."""
     nb = min(CHUNK_BYTES // max(1, cached * hp * wp), BUDGET_BYTES // max(1, per_pixel * hp * wp))
     if nb >= 1:
+        nb = _balanced(n, nb)
         return [(n0, min(n, n0 + nb), 0, oh) for n0 in range(0, n, nb)]
     rows = max(1, min(CHUNK_BYTES // max(1, cached * wp), BUDGET_BYTES // max(1, per_pixel * wp)))
     return [(i, i + 1, r0, min(oh, r0 + rows)) for i in range(n) for r0 in range(0, oh, rows)]
@@ -145,12 +165,13 @@ class Conv:
     algorithm and chunks picked for them (see the module docstring)."""
 
     __slots__ = ("n", "h", "w", "c", "kh", "kw", "cg", "m", "g", "geo", "pointwise", "per_pixel",
-                 "plan", "flat", "hp", "wp", "rows", "dx_rows")  # fmt: skip
+                 "plan", "flat", "hp", "wp", "rows", "dx_rows", "budget")  # fmt: skip
 
     def __init__(self, x_shape: tuple, w_shape: tuple, geo: Any, groups: int) -> None:
         self.n, self.h, self.w, self.c = (int(v) for v in x_shape)
         self.kh, self.kw, self.cg, self.m = (int(v) for v in w_shape)
         self.g, self.geo = groups, geo
+        self.budget = BUDGET_BYTES  # all threads' temporary buffers together (conv_threads)
         self.pointwise = is_pointwise(self.kh, self.kw, geo)
         (oh, ow), ((t, b), (left, r)), strides, _ = geo
         k = self.kh * self.kw * self.c
@@ -208,7 +229,7 @@ def plan(x_shape: tuple, w_shape: tuple, attrs: tuple, opname: str) -> Conv:
     call (forward and backward), and geometry and chunk plans cost 0.1-0.4 ms each. The key
     holds the tuning knobs too, so a changed knob (as tests do) plans afresh."""
     x_shape, w_shape = tuple(int(v) for v in x_shape), tuple(int(v) for v in w_shape)
-    key = (x_shape, w_shape, attrs, BUDGET_BYTES, CHUNK_BYTES, FLAT_WASTE, FLAT_EXTRA,
+    key = (x_shape, w_shape, attrs, BUDGET_BYTES, CHUNK_BYTES, BALANCE, FLAT_WASTE, FLAT_EXTRA,
            ROWS_RUN, ROWS_OVER_CF, DX_GATHER_WASTE, DX_GATHER_M, chunks,
            flat_chunks)  # fmt: skip
     cv = _PLANS.get(key)
@@ -310,21 +331,34 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
     wt = filter_groups(xp, w, cv).transpose(0, 2, 1)  # (g, Mg, K): BLAS reads it transposed
     y = xp.empty((g, mg, cv.n * oh * ow), dtype=x.dtype)
     b = None if bias is None else bias.reshape(g, mg, 1)
-    mask = [] if keep and relu else None
-    for chunk in cv.plan:
-        cols = patches(chunk)
-        if kept is not None:
-            kept.append(cols)
-        c0 = cv.col0(chunk)
-        out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
-        blas_threads.gemm(cv.m, out.shape[2], cv.k)
-        xp.matmul(wt, cols, out=out)
-        if b is not None:
-            out += b
-        if relu:
-            xp.maximum(out, 0, out=out)
-            if mask is not None:
-                mask.append(xp.packbits((out > 0).ravel()))
+    mask = [None] * len(cv.plan) if keep and relu else None
+    if kept is not None:
+        kept = [None] * len(cv.plan)
+    threads = conv_threads.count(xp, len(conv_threads.units(cv.plan)),
+                                 (cv.m, cv.n * oh * ow, cv.k), patches.nbytes(), cv.budget,
+                                 wide=True)
+    shares = conv_threads.deal(cv.plan, threads)
+    own = [patches] + [patches.fork() for _ in range(threads - 1)]
+
+    def work(t: int) -> None:
+        for i in shares[t]:
+            chunk = cv.plan[i]
+            cols = own[t](chunk)
+            if kept is not None:
+                kept[i] = cols
+            c0 = cv.col0(chunk)
+            out = y[:, :, c0 : c0 + cv.cols_of(chunk)]
+            if threads == 1:
+                blas_threads.gemm(cv.m, out.shape[2], cv.k)
+            xp.matmul(wt, cols, out=out)
+            if b is not None:
+                out += b
+            if relu:
+                xp.maximum(out, 0, out=out)
+                if mask is not None:
+                    mask[i] = xp.packbits((out > 0).ravel())
+
+    conv_threads.run(threads, work)
     if kept is not None:
         kept = kept[0] if len(kept) == 1 else tuple(kept)
     return y.reshape(cv.m, cv.n, oh, ow).transpose(1, 2, 3, 0), kept, mask
@@ -363,6 +397,21 @@ class Patches:
                                            cv.h, cv.w, x.dtype)  # fmt: skip
         else:
             self.src = cf(xp, x).reshape(cv.g, cv.cg, cv.n, cv.h, cv.w)
+
+    def nbytes(self) -> int:
+        """The bytes of this object's own buffers (a `fork` makes as many)."""
+        own = 0 if self.whole or self.buf is None else self.buf.nbytes
+        return own + (self.frames.buf.nbytes if self.frames is not None else 0)
+
+    def fork(self) -> Patches:
+        """The same patches for another thread: the same input (and, when `whole`, the same
+        buffer, where chunks have places of their own), buffers of its own otherwise."""
+        new = Patches.__new__(Patches)
+        new.xp, new.cv, new.src, new.rows = self.xp, self.cv, self.src, self.rows
+        new.whole, new.prev = self.whole, None
+        new.buf = self.buf if self.whole or self.buf is None else self.xp.empty_like(self.buf)
+        new.frames = None if self.frames is None else self.frames.fork()
+        return new
 
     def __call__(self, chunk: tuple) -> Any:
         cv = self.cv
@@ -419,55 +468,49 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     if gathered:
         hf, wf, top, left = conv_rows.dz_frame_offsets(cv)
         nimg = images_of(cv)
-        dzf = conv_rows.Frames(xp, nimg, hf, wf, cv.m, 0, 0, 0, 0, dy.dtype).buf
         wrot = conv_rows.flipped_filter(xp, w, g)  # (g, Cg, KH*KW*Mg)
         kd = cv.kh * cv.kw * mg
-        dzc_buf = xp.empty(g * kd * nimg * cv.h * cv.w, dtype=dy.dtype)
+        w3 = (wrot, top, left, kd)
     dx5 = None
     if need_x:
         dx5 = xp.empty if direct else xp.zeros
         dx5 = dx5((g, cv.cg, cv.n, cv.h, cv.w), dtype=dy.dtype)
     dw = xp.empty((g, k, mg), dtype=dy.dtype) if need_w else None
-    dw_part: list = []  # a buffer for the later chunks' filter gradients
     db = xp.zeros((g, mg), dtype=dy.dtype) if need_b else None
     most = max(cv.cols_of(c) for c in cv.plan)
     # dy read in place when it is channels-first already and no relu mask applies.
     in_place = mask is None and whole and dyt.flags.c_contiguous
-    dz_buf = None if in_place else xp.empty(cv.m * most, dtype=dy.dtype)
-    dcols_buf = xp.empty(g * k * most, dtype=dy.dtype) if need_x and not direct else None
-    for i, chunk in enumerate(cv.plan):
-        n0, n1, r0, r1 = chunk
-        p = cv.cols_of(chunk)
-        if in_place:
-            dz = dyt[:, n0:n1]
-        else:
-            dz = dz_buf[: cv.m * p].reshape(cv.m, n1 - n0, r1 - r0, ow)
-            if mask is not None:
-                xp.multiply(dyt[:, n0:n1, r0:r1, :], chunk_mask(xp, mask, i, cv, chunk), out=dz)
-            else:
-                dz[...] = dyt[:, n0:n1, r0:r1, :]
-        dz3 = dz.reshape(g, mg, p)
-        if need_b:
-            db += dz3.sum(axis=2)
-        if need_w:
-            pc = patches(chunk) if cols is None else cols[i] if type(cols) is tuple else cols
-            blas_threads.gemm(g * k, mg, p)
-            add_filter_grad(xp, pc, dz3, dw, i, dw_part)
+
+    def buffers(first: bool) -> dict:
+        """One thread's buffers: dz, patch gradients, patches, dz's frames and patches, and
+        a filter-gradient part (`add_grads`)."""
+        own: dict = {"part": []}
+        own["dz"] = None if in_place else xp.empty(cv.m * most, dtype=dy.dtype)
+        own["dcols"] = xp.empty(g * k * most, dtype=dy.dtype) if need_x and not direct else None
+        own["patches"] = None if patches is None else patches if first else patches.fork()
         if gathered:
-            fr = dzf[: n1 - n0]
-            conv_rows.place_dz(fr, dz.reshape(cv.m, n1 - n0, oh, ow), top, left)
-            dzc = conv_rows.gather(xp, fr, 0, cv.h, (cv.h, cv.w), (cv.kh, cv.kw), (1, 1),
-                                   cv.geo[3], g, dzc_buf)  # fmt: skip
-            blas_threads.gemm(cv.c, dzc.shape[2], kd)
-            xp.matmul(wrot, dzc, out=dx5[:, :, n0:n1].reshape(g, cv.cg, -1))
-        elif need_x:
-            blas_threads.gemm(g * k, p, mg)
-            if direct:
-                xp.matmul(w3, dz3, out=dx5[:, :, n0:n1].reshape(g, cv.cg, p))
-                continue
-            dcols = dcols_buf[: g * k * p].reshape(g, k, p)
-            xp.matmul(w3, dz3, out=dcols)
-            col2im(xp, dcols, x_shape, cv, chunk, dx5)
+            own["dzf"] = conv_rows.Frames(xp, nimg, hf, wf, cv.m, 0, 0, 0, 0, dy.dtype).buf
+            own["dzc"] = xp.empty(g * kd * nimg * cv.h * cv.w, dtype=dy.dtype)
+        return own
+
+    mine = [buffers(True)]
+    per_thread = sum(mine[0][key].nbytes for key in ("dz", "dcols", "dzf", "dzc")
+                     if mine[0].get(key) is not None)  # fmt: skip
+    per_thread += (patches.nbytes() if patches is not None else 0) + (dw.nbytes if need_w else 0)
+    threads = conv_threads.count(xp, len(conv_threads.units(cv.plan)),
+                                 (g * k, cv.n * oh * ow, mg), per_thread, cv.budget,
+                                 wide=True)
+    mine += [buffers(False) for _ in range(threads - 1)]
+    shares = conv_threads.deal(cv.plan, threads)
+    turns = conv_threads.Turns() if threads > 1 and (need_w or need_b) else None
+
+    def work(t: int) -> None:
+        own = mine[t]
+        for i in shares[t]:
+            _backward_chunk(xp, cv, i, own, dyt, mask, in_place, w3, cols, dw, db, dx5, turns,
+                            threads)  # fmt: skip
+
+    conv_threads.run(threads, conv_threads.guarded(turns, work))
     dx = None
     if need_x:
         dx = dx5.reshape(cv.c, cv.n, cv.h, cv.w).transpose(1, 2, 3, 0)
@@ -476,3 +519,49 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     if need_b:
         db = db.reshape(cv.m)
     return dx, dw, db
+
+
+def _backward_chunk(xp: Any, cv: Conv, i: int, own: dict, dyt: Any, mask: Any, in_place: bool,
+                    w3: Any, cols: Any, dw: Any, db: Any, dx5: Any, turns: Any,
+                    threads: int) -> None:  # fmt: skip
+    """`conv_backward`'s work on chunk i with one thread's buffers `own`; `w3` is the filter
+    as (g, K, Mg), or (flipped filter, top, left, rows) for the input gradient by dz's
+    patches (`conv_rows`), or None when dx is not needed."""
+    g, mg, k = cv.g, cv.m // cv.g, cv.k
+    (oh, ow) = cv.geo[0]
+    chunk = cv.plan[i]
+    n0, n1, r0, r1 = chunk
+    p = cv.cols_of(chunk)
+    if in_place:
+        dz = dyt[:, n0:n1]
+    else:
+        dz = own["dz"][: cv.m * p].reshape(cv.m, n1 - n0, r1 - r0, ow)
+        chunk_dz(xp, dyt, mask, i, cv, chunk, dz)
+    dz3 = dz.reshape(g, mg, p)
+    if dw is not None or db is not None:
+        pc = None
+        if dw is not None:
+            pc = own["patches"](chunk) if cols is None else cols[i] if type(cols) is tuple else cols
+            if threads == 1:
+                blas_threads.gemm(g * k, mg, p)
+        conv_threads.add_grads(xp, turns, i, pc, dz3, dw, db, own["part"])
+    if dx5 is None:
+        return
+    if type(w3) is tuple:  # by dz's patches
+        wrot, top, left, kd = w3
+        fr = own["dzf"][: n1 - n0]
+        conv_rows.place_dz(fr, dz.reshape(cv.m, n1 - n0, oh, ow), top, left)
+        dzc = conv_rows.gather(xp, fr, 0, cv.h, (cv.h, cv.w), (cv.kh, cv.kw), (1, 1),
+                               cv.geo[3], g, own["dzc"])  # fmt: skip
+        if threads == 1:
+            blas_threads.gemm(cv.c, dzc.shape[2], kd)
+        xp.matmul(wrot, dzc, out=dx5[:, :, n0:n1].reshape(g, cv.cg, -1))
+        return
+    if threads == 1:
+        blas_threads.gemm(g * k, p, mg)
+    if own["dcols"] is None:  # pointwise, whole images: straight into dx
+        xp.matmul(w3, dz3, out=dx5[:, :, n0:n1].reshape(g, cv.cg, p))
+        return
+    dcols = own["dcols"][: g * k * p].reshape(g, k, p)
+    xp.matmul(w3, dz3, out=dcols)
+    col2im(xp, dcols, (cv.n, cv.h, cv.w, cv.c), cv, chunk, dx5)

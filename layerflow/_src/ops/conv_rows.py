@@ -35,6 +35,14 @@ class Frames:
         self.buf = xp.zeros((n, hp, wp, c), dtype=dtype)
         self.held, self.top, self.left, self.h, self.w = None, top, left, h, w
 
+    def fork(self) -> Frames:
+        """Frames like these (zeroed, holding no images) for another thread."""
+        new = Frames.__new__(Frames)
+        new.buf = self.buf.copy()
+        new.buf[...] = 0
+        new.held, new.top, new.left, new.h, new.w = None, self.top, self.left, self.h, self.w
+        return new
+
     def fill(self, src: Any, n0: int, n1: int) -> Any:
         """Images [n0, n1) of the NHWC array `src` (rows and columns `h`, `w` from its own
         origin) inside the frames; the border keeps its zeros. Returns the frames in use."""

@@ -16,12 +16,10 @@ computes 140 positions per 100 outputs instead of 196, its first (28x28 SAME, 32
 896 instead of 1024: fewer patches to copy, fewer GEMM columns, fewer patch gradients to add.
 
 Threads. The chunks are whole images (`cv.plan`'s, so a relu mask packs as the frames'
-does). When this is the main thread, the convolution is large (`THREADS_MNK`) and
-`blas_threads`' policy gives a large GEMM more than one thread (the cores other processes
-leave free, never more than BLAS was allowed), contiguous runs of chunks go to that many
-threads, each with its own buffers, and BLAS is set to one thread: copies, adds and GEMMs
-of different chunks then run side by side with no barrier per GEMM (NumPy releases the GIL
-for all three). The filter and bias gradients are kept per chunk and summed in chunk order,
+does). When `conv_threads.count` allows more than one thread (see `conv_threads`: the main
+thread, a large convolution, free cores by `blas_threads`' policy, the budget), contiguous
+runs of chunks go to that many threads, each with its own buffers, and BLAS is set to one
+thread. The filter and bias gradients are kept per chunk and summed in chunk order,
 so every result is the same, bit for bit, whatever the number of threads.
 
 Measured (batch 256, one BLAS thread, CPU ms, forward / backward; 2-core machine with a load
@@ -34,21 +32,10 @@ layer 3.6-3.9 / 7.2-7.9 by whole frames, 3.0-3.1 / 6.9-7.3 by row frames. The GE
 
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
-
 from layerflow._src.backend import blas_threads
-
-# At most this many threads run one convolution's chunks (the pool is made on first use),
-# and only a convolution of at least this many multiply-adds (one GEMM's worth) is shared:
-# starting and joining the threads costs ~0.1 ms.
-MAX_THREADS = 4
-THREADS_MNK = 1 << 22
-_POOL: list[Any] = [None, 0]  # the pool, and the process that made it
+from layerflow._src.ops import conv_threads
 
 
 def applies(cv: Any) -> bool:
@@ -112,40 +99,24 @@ def _valid(a: Any, cv: Any, nb: int) -> Any:
 
 def _shares(xp: Any, cv: Any) -> list[list[int]]:
     """The chunks (indices) each thread runs: all in this thread, or, when the machine has
-    free cores (`blas_threads`' view of the load) and this is the main thread, contiguous
-    runs of chunks for up to that many threads. BLAS is then set to one thread: each
-    thread's GEMMs are its own, with no barrier between the cores."""
+    free cores (`conv_threads.count`: `blas_threads`' view of the load, the budget for all
+    threads' buffers together) and this is the main thread, contiguous runs of chunks for up
+    to that many threads. BLAS is then set to one thread: each thread's GEMMs are its own."""
     n = len(cv.plan)
-    positions = cv.n * cv.geo[0][0] * cv.wp
-    if (xp is not np or n < 2 or cv.m * positions * cv.k < THREADS_MNK
-            or threading.current_thread() is not threading.main_thread()):  # fmt: skip
-        return [list(range(n))]
-    # The whole convolution's product: the policy looks at the load (every 0.5 s) and sets
-    # the threads a large GEMM would get.
-    blas_threads.gemm(cv.m, positions, cv.k)
-    threads = min(n, blas_threads.policy().current, MAX_THREADS)
+    length, f, spill, _ = _geometry(cv)
+    # One thread's buffers, the backward's (frames, patches, dz, input-gradient frames), in
+    # float64 at most.
+    per_thread = 8 * _images(cv) * (2 * cv.c * (f + spill) + cv.g * cv.k * length + cv.m * length)
+    threads = conv_threads.count(xp, n, (cv.m, cv.n * length, cv.k), per_thread, cv.budget)
     if threads < 2:
         return [list(range(n))]
-    blas_threads.gemm(1, 1, 1)  # one BLAS thread per Python thread
     bounds = [round(i * n / threads) for i in range(threads + 1)]
     return [list(range(bounds[i], bounds[i + 1])) for i in range(threads)]
 
 
 def _run(shares: list[list[int]], work: Any) -> None:
     """`work(share)` for every share: the first in this thread, the others in the pool's."""
-    if len(shares) == 1:
-        work(shares[0])
-        return
-    pool, pid = _POOL
-    if pool is None or pid != os.getpid():  # a forked child has none of the parent's threads
-        pool = ThreadPoolExecutor(MAX_THREADS - 1, thread_name_prefix="lf-conv")
-        _POOL[:] = [pool, os.getpid()]
-    futures = [pool.submit(work, share) for share in shares[1:]]
-    try:
-        work(shares[0])
-    finally:
-        for fut in futures:
-            fut.result()  # waits for every share; re-raises a share's error
+    conv_threads.run(len(shares), lambda t: work(shares[t]))
 
 
 def forward(xp: Any, x: Any, w: Any, cv: Any, bias: Any, relu: bool,
