@@ -174,9 +174,14 @@ def flat_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_
     mine = [buffers()]
     per_thread = sum(a.nbytes for a in mine[0].values() if hasattr(a, "nbytes"))
     per_thread += dw.nbytes if need_w else 0
-    threads = conv_threads.count(xp, len(conv_threads.units(cv.plan)),
-                                 (g * k, cv.n * cv.hp * cv.wp, mg), per_thread, cv.budget,
-                                 wide=True)
+    threads = conv_threads.count(
+        xp,
+        len(conv_threads.units(cv.plan)),
+        (g * k, cv.n * cv.hp * cv.wp, mg),
+        per_thread,
+        cv.budget,
+        wide=True,
+    )
     mine += [buffers() for _ in range(threads - 1)]
     shares = conv_threads.deal(cv.plan, threads)
     turns = conv_threads.Turns() if threads > 1 and (need_w or need_b) else None

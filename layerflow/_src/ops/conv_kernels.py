@@ -334,9 +334,14 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
     mask = [None] * len(cv.plan) if keep and relu else None
     if kept is not None:
         kept = [None] * len(cv.plan)
-    threads = conv_threads.count(xp, len(conv_threads.units(cv.plan)),
-                                 (cv.m, cv.n * oh * ow, cv.k), patches.nbytes(), cv.budget,
-                                 wide=True)
+    threads = conv_threads.count(
+        xp,
+        len(conv_threads.units(cv.plan)),
+        (cv.m, cv.n * oh * ow, cv.k),
+        patches.nbytes(),
+        cv.budget,
+        wide=True,
+    )
     shares = conv_threads.deal(cv.plan, threads)
     own = [patches] + [patches.fork() for _ in range(threads - 1)]
 
@@ -497,9 +502,14 @@ def conv_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Conv, *, x_shape: tuple,
     per_thread = sum(mine[0][key].nbytes for key in ("dz", "dcols", "dzf", "dzc")
                      if mine[0].get(key) is not None)  # fmt: skip
     per_thread += (patches.nbytes() if patches is not None else 0) + (dw.nbytes if need_w else 0)
-    threads = conv_threads.count(xp, len(conv_threads.units(cv.plan)),
-                                 (g * k, cv.n * oh * ow, mg), per_thread, cv.budget,
-                                 wide=True)
+    threads = conv_threads.count(
+        xp,
+        len(conv_threads.units(cv.plan)),
+        (g * k, cv.n * oh * ow, mg),
+        per_thread,
+        cv.budget,
+        wide=True,
+    )
     mine += [buffers(False) for _ in range(threads - 1)]
     shares = conv_threads.deal(cv.plan, threads)
     turns = conv_threads.Turns() if threads > 1 and (need_w or need_b) else None
