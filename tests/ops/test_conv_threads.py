@@ -230,14 +230,21 @@ class _Policy:
 
 
 def test_wide_off_keeps_im2col_and_frames_serial(monkeypatch):
-    """With WIDE off only row frames (`wide=False`) follow the policy's free cores."""
+    """WIDE gates im2col (`wide=True`), FRAMES the shifted frames (`wide="frames"`); row frames
+    (`wide=False`) always follow the policy's free cores."""
     from layerflow._src.backend import blas_threads
 
     monkeypatch.setattr(blas_threads, "policy", lambda: _Policy())
     monkeypatch.setattr(blas_threads, "gemm", lambda m, n, k: None)
     big = (1 << 10, 1 << 10, 1 << 10)
+    monkeypatch.setattr(conv_threads, "WIDE", True)
+    monkeypatch.setattr(conv_threads, "FRAMES", True)
     assert conv_threads.count(np, 8, big, wide=True) == 4
+    assert conv_threads.count(np, 8, big, wide="frames") == 4
     monkeypatch.setattr(conv_threads, "WIDE", False)
     assert conv_threads.count(np, 8, big, wide=True) == 1
+    assert conv_threads.count(np, 8, big, wide="frames") == 4
+    monkeypatch.setattr(conv_threads, "FRAMES", False)
+    assert conv_threads.count(np, 8, big, wide="frames") == 1
     assert conv_threads.count(np, 8, big) == 4
     assert conv_threads.count(np, 8, (1, 1, 1)) == 1  # too small to share

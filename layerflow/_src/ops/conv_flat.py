@@ -112,7 +112,7 @@ def flat_forward(xp: Any, x: Any, w: Any, cv: Any, bias: Any, relu: bool,
     threads = conv_threads.count(xp, len(conv_threads.units(cv.plan)),
                                  (cv.m, cv.n * cv.hp * cv.wp, cv.k),
                                  sum(a.nbytes for a in mine[0]), cv.budget,
-                                 wide=True)  # fmt: skip
+                                 wide="frames")  # fmt: skip
     mine += [buffers() for _ in range(threads - 1)]
     shares = conv_threads.deal(cv.plan, threads)
 
@@ -180,7 +180,7 @@ def flat_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_
         (g * k, cv.n * cv.hp * cv.wp, mg),
         per_thread,
         cv.budget,
-        wide=True,
+        wide="frames",
     )
     mine += [buffers() for _ in range(threads - 1)]
     shares = conv_threads.deal(cv.plan, threads)

@@ -37,30 +37,32 @@ MAX_THREADS = 4
 THREADS_MNK = 1 << 22
 # Benches and tests only: this many threads whatever the load and size (None: the policy's).
 FORCE: int | None = None
-# Whether im2col and the shifted frames (`wide` callers) share their chunks at all; row frames
-# (`conv_small`) always may. Measured on the 2-core machine (quiet moments, wall ms of one
-# layer's forward / backward, batch 16, 1 -> 2 threads, repeated blocks): AlexNet's 11x11/4
-# layer 10.4 / 18.3 -> 10.2 / 14.4, its 5x5 96 -> 256 layer 44.9 / 87.8 -> 38.6 / 87.5, its
-# 12x12 384 -> 384 layer 21.4 / 36.5 -> 18.1 / 33.6, VGG-11's 56x56 64 -> 64 layer 22.1 / 44.2
-# -> 14.8 / 30.8. Whole training steps, serial and threaded alternating in one process, were
-# within the noise (s/step, serial first: AlexNet 0.429 -> 0.450, VGG-11 0.389 -> 0.452 and
-# 0.472 -> 0.471, GoogLeNet 0.169 -> 0.185; threaded first: AlexNet 0.444 -> 0.448, VGG-11
-# 0.514 -> 0.474, ResNet-18 0.201 -> 0.206), with less CPU time (VGG-11 0.94-1.02 -> 0.77-0.78
-# s): OpenBLAS's idle workers spin (~0.1 s) after every multi-threaded GEMM of the layers that
-# stay serial, taking the core a conv thread needs. Set to False to keep these paths serial.
-WIDE = True
+# Whether im2col (`wide=True` callers: WIDE) and the shifted frames (`wide="frames"`: FRAMES)
+# share their chunks at all; row frames (`conv_small`) always may. Per layer, sharing is faster
+# on a quiet 2-core machine (wall ms forward / backward, batch 16, 1 -> 2 threads: AlexNet's
+# 11x11/4 layer 10.4 / 18.3 -> 10.2 / 14.4, its 5x5 96 -> 256 layer 44.9 / 87.8 -> 38.6 /
+# 87.5, VGG-11's 56x56 64 -> 64 layer by shifted frames 22.1 / 44.2 -> 14.8 / 30.8). Whole
+# training steps (`bench/cnn_step.py` models, batch 16, on and off alternating in one process,
+# median s/step, load 1-2): shifted frames on / off VGG-11 0.393 / 0.428, AlexNet, NiN,
+# GoogLeNet, ResNet-18, DenseNet within 2%; im2col on / off NiN 0.419 / 0.332, GoogLeNet 0.183
+# / 0.168, ResNet-18 0.194 / 0.186, VGG-11 0.404 / 0.446, AlexNet and DenseNet within 2%.
+# OpenBLAS's idle workers spin (~0.1 s) after every multi-threaded GEMM of the layers that stay
+# serial (NiN's and GoogLeNet's many 1x1 convolutions), taking the core a conv thread needs.
+# So the shifted frames share and im2col stays serial.
+WIDE = False
+FRAMES = True
 _POOL: list[Any] = [None, 0]  # the pool, and the process that made it
 
 
 def count(xp: Any, units: int, mnk: tuple[int, int, int], per_thread: int = 0,
-          budget: int = 0, wide: bool = False) -> int:  # fmt: skip
+          budget: int = 0, wide: bool | str = False) -> int:  # fmt: skip
     """How many threads run `units` units of work of a convolution whose whole product is
     `mnk` (m, n, k): 1 off NumPy, off the main thread, for one unit or a small product; else
     the threads the policy gives a large GEMM (at most MAX_THREADS, one per unit, and as many
     as `per_thread` bytes of buffers each fit `budget`). With more than one, BLAS is set to
     one thread (each thread's GEMMs are its own). A `wide` caller (im2col, shifted frames)
     shares only while WIDE is set."""
-    if wide and not WIDE and FORCE is None:
+    if FORCE is None and ((wide == "frames" and not FRAMES) or (wide is True and not WIDE)):
         return 1
     if xp is not np or units < 2 or threading.current_thread() is not threading.main_thread():
         return 1
