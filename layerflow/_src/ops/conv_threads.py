@@ -60,8 +60,8 @@ def count(xp: Any, units: int, mnk: tuple[int, int, int], per_thread: int = 0,
     `mnk` (m, n, k): 1 off NumPy, off the main thread, for one unit or a small product; else
     the threads the policy gives a large GEMM (at most MAX_THREADS, one per unit, and as many
     as `per_thread` bytes of buffers each fit `budget`). With more than one, BLAS is set to
-    one thread (each thread's GEMMs are its own). A `wide` caller (im2col, shifted frames)
-    shares only while WIDE is set."""
+    one thread (each thread's GEMMs are its own). im2col (`wide=True`) shares only while WIDE
+    is set, the shifted frames (`wide="frames"`) only while FRAMES is."""
     if FORCE is None and ((wide == "frames" and not FRAMES) or (wide is True and not WIDE)):
         return 1
     if xp is not np or units < 2 or threading.current_thread() is not threading.main_thread():
