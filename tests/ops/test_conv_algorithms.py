@@ -106,6 +106,11 @@ def test_conv_values_and_gradients(algorithm, xs, ws, groups, padding, dil):
 @pytest.mark.parametrize("xs,ws,groups,padding,dil", CASES[:3] + CASES[5:])
 @pytest.mark.parametrize("relu", [False, True])
 def test_fused_bias_and_relu(algorithm, xs, ws, groups, padding, dil, relu):
+    check_fused_bias_and_relu(rng, xs, ws, groups, padding, dil, relu)
+
+
+def check_fused_bias_and_relu(rng, xs, ws, groups, padding, dil, relu):
+    """The fused convolution + bias (+ relu) against `_ref`, values and gradients."""
     x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[-1])
 
     def ref(a, k, c):

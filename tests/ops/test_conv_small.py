@@ -12,8 +12,7 @@ import layerflow as tf
 from layerflow._src.autodiff.gradcheck import check_op
 from layerflow._src.backend import blas_threads
 from layerflow._src.ops import conv_kernels, conv_small, conv_threads
-from layerflow._src.ops.conv_ops import fused_conv2d
-from tests.ops.test_conv_algorithms import CASES, _cv, _ref
+from tests.ops.test_conv_algorithms import CASES, _cv, _ref, check_fused_bias_and_relu
 
 rng = np.random.default_rng(11)
 
@@ -62,16 +61,7 @@ def test_values_and_gradients(rows, xs, ws, groups, padding, dil):
 @pytest.mark.parametrize("xs,ws,groups,padding,dil", CASES[:3] + CASES[5:])
 @pytest.mark.parametrize("relu", [False, True])
 def test_fused_bias_and_relu(rows, xs, ws, groups, padding, dil, relu):
-    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[-1])
-
-    def ref(a, k, c):
-        out = _ref(a, k, groups, padding, dil) + c
-        return np.maximum(out, 0) if relu else out
-
-    act = "relu" if relu else None
-    check_op(lambda a, k, c: fused_conv2d(a, k, c, 1, padding, dilations=dil, groups=groups,
-                                          activation=act),
-             [x, w, b], ref, grad_rtol=1e-4, dtypes=("float64",))  # fmt: skip
+    check_fused_bias_and_relu(rng, xs, ws, groups, padding, dil, relu)
 
 
 def _lenet_like(threads, monkeypatch, dtype=np.float32, rows=True):
