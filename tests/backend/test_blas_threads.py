@@ -278,7 +278,30 @@ def test_a_stall_on_more_threads_falls_back_at_once_and_measures_later():
     gap = shape.gap
     used = run(p, lib, clock, {1: 455e-6, 2: 40e-3}, calls=5)  # the other core got taken
     assert used == [2, 1, 1, 1, 1] and p.fallbacks == 1
-    assert shape.best == 1 and shape.gap == 2 * gap
+    # A first stall: measured again after EXPLORE_S, whatever the gap was before.
+    assert shape.best == 1 and shape.gap == bt.EXPLORE_S == gap
+
+
+def test_a_lone_stall_costs_one_short_wait_stalls_in_a_row_wait_longer():
+    p, lib, _, clock = mpolicy()
+    fast = {1: 455e-6, 2: 320e-6}
+    for _ in range(3):  # the choice confirmed: rounds every 4 EXPLORE_S
+        run(p, lib, clock, fast, calls=2 * bt.SAMPLES)
+        clock.now = next(iter(p._shapes.values())).next
+    shape = next(iter(p._shapes.values()))
+    run(p, lib, clock, fast, calls=2 * bt.SAMPLES)
+    assert shape.best == 2 and shape.gap == 8 * bt.EXPLORE_S
+    gaps = []
+    for _ in range(3):  # a stall right after each round: fallbacks in a row
+        run(p, lib, clock, {1: 455e-6, 2: 40e-3}, calls=1)
+        gaps.append(shape.gap)
+        clock.now = shape.next
+        run(p, lib, clock, fast, calls=2 * bt.SAMPLES)  # the round picks 2 threads again
+        assert shape.best == 2
+    assert gaps == [bt.EXPLORE_S, 2 * bt.EXPLORE_S, 4 * bt.EXPLORE_S] and p.fallbacks == 3
+    clock.now = shape.next
+    run(p, lib, clock, fast, calls=2 * bt.SAMPLES)  # 2 threads held to the next round
+    assert shape.fails == 0
 
 
 def test_small_stalls_are_paid_for_by_the_gains_before_them():

@@ -153,7 +153,7 @@ class _Shape:
     arms still to time in this round and the timings so far."""
 
     __slots__ = ("best", "best_t", "fallback", "fallback_t", "debt", "gap", "next", "todo",
-                 "times")  # fmt: skip
+                 "times", "fails")  # fmt: skip
 
     def __init__(self) -> None:
         self.best = 0  # the chosen count (0: none yet)
@@ -165,6 +165,7 @@ class _Shape:
         self.next = 0.0  # 0: a round is under way (or due)
         self.todo: list[int] = []  # counts still to time this round, popped from the end
         self.times: dict[int, list[float]] = {}
+        self.fails = 0  # fallbacks since more threads were last confirmed by a round
 
 
 def _estimate(xs: list[float]) -> float:
@@ -260,7 +261,11 @@ class BlasThreads:
         if shape.debt > DEBT * ref:
             shape.best, shape.best_t = shape.fallback, ref
             shape.fallback, shape.debt = 0, 0.0
-            shape.gap = min(2.0 * shape.gap, EXPLORE_MAX_S)  # it failed: re-measure later
+            # Re-measure soon after a first stall (one stall of a daemon's wake-up must not
+            # hold a quiet machine on one thread for EXPLORE_MAX_S: the MLP's epochs ran 20%
+            # slower), later after each further one in a row (a loaded machine).
+            shape.gap = min(EXPLORE_S * 2.0**shape.fails, EXPLORE_MAX_S)
+            shape.fails += 1
             shape.next = self._clock() + shape.gap
             self.fallbacks += 1
 
@@ -319,6 +324,8 @@ class BlasThreads:
         # The same choice again: measure half as often (a round costs samples at the slower
         # counts); a new one: back to every EXPLORE_S.
         shape.gap = min(2.0 * shape.gap, EXPLORE_MAX_S) if best == shape.best else EXPLORE_S
+        if best == shape.best:
+            shape.fails = 0  # the choice held from one round to the next
         shape.best, shape.best_t = best, best_t
         fewest = min(shape.times)
         shape.fallback = fewest if best != fewest else 0
