@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from layerflow._src.autodiff.op import op, recording
 from layerflow._src.autodiff.specs import ArraySpec
+from layerflow._src.backend import jit
 from layerflow._src.framework import errors
 from layerflow._src.framework.tensor import Tensor
+from layerflow._src.ops import norm_jit
 from layerflow._src.ops.array_ops import squeeze, stop_gradient
 from layerflow._src.ops.elementwise_ops import rsqrt
 from layerflow._src.ops.manip_ops import pad
@@ -247,6 +251,17 @@ def _col(v: Any, ax: int) -> Any:
     return v.reshape(-1, 1) if ax == 0 else v
 
 
+def _compiled(xp: Any, r: Any, ax: int) -> bool:
+    """Whether the compiled kernels (`norm_jit`) take channel rows `r` (channel axis `ax`):
+    NumPy float32/64, rows of at least `norm_jit.MIN_ROW` values when channels-first."""
+    if xp is not np or r.size == 0 or r.dtype not in _KERNEL_DTYPES:
+        return False
+    return (ax == 1 or r.shape[1] >= norm_jit.MIN_ROW) and jit.enabled()
+
+
+_KERNEL_DTYPES = (np.float32, np.float64)
+
+
 def _dot_rows(xp: Any, a: Any, b: Any, ax: int) -> Any:
     """Per-channel sums of a * b without a full-size product."""
     return xp.einsum("ij,ij->i" if ax == 0 else "ij,ij->j", a, b)
@@ -255,6 +270,10 @@ def _dot_rows(xp: Any, a: Any, b: Any, ax: int) -> Any:
 @op("fused_batch_norm_train", 3, multi_out=True, saves=True, grad_uses_out=False)
 def _fused_bn_train(xp: Any, x: Any, scale: Any, offset: Any, epsilon: float) -> Any:
     r, ax = _channel_rows(xp, x)
+    if _compiled(xp, r, ax):
+        y, mean, var, inv = norm_jit.bn_forward(r, ax, scale, offset, epsilon)
+        saved = (mean, inv) if recording() else None
+        return (_unrows(y, ax, x.shape), mean, var), saved
     count = r.shape[1 - ax]
     mean = r.mean(axis=1 - ax)
     y = xp.empty_like(r)
@@ -284,6 +303,10 @@ def _(dys: Any, outs: Any, x: Any, scale: Any, offset: Any, epsilon: float,
     mean, inv = saved
     r, ax = _channel_rows(xp, x._data)
     d = _rows_like(xp, dy._data, ax)
+    dev = x._device
+    if _compiled(xp, r, ax):
+        t, dxh, dsum = norm_jit.bn_backward(r, d, ax, mean, inv, scale._data)
+        return (Tensor(_unrows(t, ax, x._data.shape), dev), Tensor(dxh, dev), Tensor(dsum, dev))
     n = r.shape[1 - ax]
     t = xp.empty_like(r)  # x normalized, then the input gradient
     xp.subtract(r, _col(mean, ax), out=t)
@@ -294,7 +317,6 @@ def _(dys: Any, outs: Any, x: Any, scale: Any, offset: Any, epsilon: float,
     t += d
     t -= _col(dsum / r.dtype.type(n), ax)
     t *= _col(scale._data * inv, ax)
-    dev = x._device
     return (Tensor(_unrows(t, ax, x._data.shape), dev), Tensor(dxh, dev), Tensor(dsum, dev))
 
 
