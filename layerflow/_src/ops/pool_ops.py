@@ -20,6 +20,7 @@ import numpy as np
 from layerflow._src.autodiff.op import op, recording
 from layerflow._src.framework import errors
 from layerflow._src.ops import conv_kernels as _k
+from layerflow._src.ops import pool_jit
 from layerflow._src.ops.array_ops import transpose
 from layerflow._src.ops.math_ops import _as_tensor, reshape
 from layerflow._src.ops.pool_kernels import (
@@ -147,6 +148,10 @@ def _max_and_arg(xp: Any, x: Any, ksize: tuple, geo: Any, keep_arg: bool) -> tup
     lies (TF's rule for ties): `_Codes` of the separable passes, or (when some window's maximum
     is NaN or the dtype's lowest value, whose ties the passes do not settle as TF) the tap
     numbers of `_tap_max_and_arg`; else arg is None."""
+    if xp is np and pool_jit.usable(x, ksize, geo[2]):
+        got = pool_jit.max_pool(x, ksize, geo)
+        if got is not None:
+            return got[0], (got[1] if keep_arg else None)
     y, codes = _sep_max(xp, x, ksize, geo, keep_arg)
     if codes is not None and not bool((y > _lowest(x.dtype)).all()):
         return _tap_max_and_arg(xp, x, ksize, geo, True)
@@ -154,6 +159,8 @@ def _max_and_arg(xp: Any, x: Any, ksize: tuple, geo: Any, keep_arg: bool) -> tup
 
 
 def _arg_of(xp: Any, x: Any, ksize: tuple, geo: Any, arg: Any) -> Any:
+    if isinstance(arg, pool_jit.TapArgs) and not pool_jit.usable(x, ksize, geo[2]):
+        arg = None  # the compiled forward's residual, the kernels since turned off
     return arg if arg is not None else _max_and_arg(xp, x, ksize, geo, True)[1]
 
 
@@ -164,6 +171,8 @@ def _max_pool_grad(xp: Any, dy: Any, x: Any, ksize: tuple, strides: tuple, paddi
     forward's residual) is a memo: recomputed from x when None."""
     geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool_grad")
     arg = _arg_of(xp, x, ksize, geo, arg)
+    if isinstance(arg, pool_jit.TapArgs):
+        return pool_jit.max_pool_grad(dy, x.shape, ksize, geo, arg)
     if isinstance(arg, _Codes):
         return _index_grad(xp, dy, x.shape, ksize, geo, arg)
     dx = _empty_like_layout(xp, x, x.shape, dy.dtype, 0)
@@ -187,6 +196,8 @@ def _max_pool_select(xp: Any, g: Any, x: Any, ksize: tuple, strides: tuple, padd
     """For every pooling window, the value of `g` where `x` has its (first) maximum."""
     geo = _pool_geo(x.shape, ksize, strides, padding, "max_pool")
     arg = _arg_of(xp, x, ksize, geo, arg)
+    if isinstance(arg, pool_jit.TapArgs):
+        return pool_jit.select(g, ksize, geo, arg)
     if isinstance(arg, _Codes):
         return _sep_select(xp, g, ksize, geo, arg)
     shape = (x.shape[0], *geo[0], x.shape[3])
