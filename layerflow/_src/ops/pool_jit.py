@@ -36,13 +36,15 @@ FRAME_BYTES = 1 << 18
 
 
 @jit.kernel
-def _windows_s1(frame: Any, wf: int, n: int, best: Any, code: Any) -> None:
+def _windows_s1(frame: Any, wf: int, n: int, best: Any, code: Any) -> int:
     """For the first n frame positions, the max of the 3x3 window whose top left tap it is,
     and that max's first tap in row-major order (views at constant offsets: the loop
-    vectorizes)."""
+    vectorizes); returns how many of the positions hold NaN."""
     f0, f1, f2 = frame, frame[wf:], frame[2 * wf :]
+    nan = 0
     for i in range(n):
         b, c = f0[i], 0
+        nan += b != b  # every frame value is one position's first tap
         b, c = (f0[i + 1], 1) if f0[i + 1] > b else (b, c)
         b, c = (f0[i + 2], 2) if f0[i + 2] > b else (b, c)
         b, c = (f1[i], 3) if f1[i] > b else (b, c)
@@ -52,16 +54,19 @@ def _windows_s1(frame: Any, wf: int, n: int, best: Any, code: Any) -> None:
         b, c = (f2[i + 1], 7) if f2[i + 1] > b else (b, c)
         b, c = (f2[i + 2], 8) if f2[i + 2] > b else (b, c)
         best[i], code[i] = b, c
+    return nan
 
 
 @jit.kernel
-def _windows_s2(frame: Any, ph: int, wf: int, n: int, best: Any, code: Any) -> None:
+def _windows_s2(frame: Any, ph: int, wf: int, n: int, best: Any, code: Any) -> int:
     """`_windows_s1` for stride 2 over the four phase frames (`ph` values apart): tap (i, j)
     lies in phase (i % 2, j % 2), i // 2 rows and j // 2 columns on."""
     e00, e01, e10, e11 = frame, frame[ph:], frame[2 * ph :], frame[3 * ph :]
     d00, d01 = frame[wf:], frame[ph + wf :]
+    nan = 0
     for i in range(n):
-        b, c = e00[i], 0
+        b, c = e00[i], 0  # the four phases' values: each position's first taps
+        nan += (b != b) + (e01[i] != e01[i]) + (e10[i] != e10[i]) + (e11[i] != e11[i])
         b, c = (e01[i], 1) if e01[i] > b else (b, c)
         b, c = (e00[i + 1], 2) if e00[i + 1] > b else (b, c)
         b, c = (e10[i], 3) if e10[i] > b else (b, c)
@@ -71,6 +76,7 @@ def _windows_s2(frame: Any, ph: int, wf: int, n: int, best: Any, code: Any) -> N
         b, c = (d01[i], 7) if d01[i] > b else (b, c)
         b, c = (d00[i + 1], 8) if d00[i + 1] > b else (b, c)
         best[i], code[i] = b, c
+    return nan
 
 
 @jit.kernel
@@ -123,12 +129,11 @@ def _max3(xs: Any, s: int, top: int, left: int, ys: Any, taps: Any) -> bool:
                 (fr, xr), (fc, xc) = rows[u], cols[v]
                 phases[u, v, :n, fr, fc] = xs[p0 : p0 + n, xr, xc]
         if s == 1:
-            _windows_s1(frame, wf, n * per, best, code)
+            bad += _windows_s1(frame, wf, n * per, best, code)
         else:
-            _windows_s2(frame, ph, wf, n * per, best, code)
+            bad += _windows_s2(frame, ph, wf, n * per, best, code)
         bad += _extract(best, code, p0, n, wf, per, ys, taps)
-    # a window of nothing but the lowest value, or NaN anywhere (the max propagates it)
-    return not bad and not np.isnan(xs.max())
+    return not bad
 
 
 def _phase_slices(u: int, s: int, pad: int, size: int, framed: int) -> tuple[slice, slice]:
