@@ -36,6 +36,22 @@ FRAME_BYTES = 1 << 18
 
 
 @jit.kernel
+def _fill_s1(x: Any, p0: int, pb: int, top: int, left: int, hf: int, wf: int,
+             frame: Any) -> None:  # fmt: skip
+    """Planes p0 .. p0 + pb of x (P, H, W) into the stride-1 frame (the padding left as it
+    is): for these short rows, faster than NumPy's copy (16x3x3x832: 0.12 ms against 0.23;
+    with stride 2, whose rows are split by column parity, NumPy's is faster)."""
+    h, w = x.shape[1], x.shape[2]
+    per = hf * wf
+    xf = x.reshape(x.size)
+    for q in range(pb):
+        for r in range(min(h, hf - top)):
+            o, xo = q * per + (r + top) * wf + left, ((p0 + q) * h + r) * w
+            for t in range(min(w, wf - left)):
+                frame[np.uint64(o + t)] = xf[np.uint64(xo + t)]
+
+
+@jit.kernel
 def _windows_s1(frame: Any, wf: int, n: int, best: Any, code: Any) -> int:
     """For the first n frame positions, the max of the 3x3 window whose top left tap it is,
     and that max's first tap in row-major order (views at constant offsets: the loop
@@ -103,7 +119,7 @@ def _extract(best: Any, code: Any, p0: int, pb: int, wf: int, per: int, y: Any,
 
 def _max3(xs: Any, s: int, top: int, left: int, ys: Any, taps: Any) -> bool:
     """3x3 max pool, strides (s, s), s 1 or 2, of planes xs (P, H, W) into ys and taps
-    (P, OH, OW), block by block of planes: NumPy copies each block into its S * S phase frames
+    (P, OH, OW), block by block of planes: a copy puts each block into its S * S phase frames
     (phase (u, v): the padded input's rows S * a + u and columns S * b + v, HF x WF a plane,
     the lowest value where there is no input), a kernel takes every frame position's window,
     another copies the outputs out. Returns whether all is settled: no NaN in xs, and every
@@ -124,10 +140,13 @@ def _max3(xs: Any, s: int, top: int, left: int, ys: Any, taps: Any) -> bool:
     bad = 0
     for p0 in range(0, p_n, pb):
         n = min(pb, p_n - p0)
-        for u in range(s):
-            for v in range(s):
-                (fr, xr), (fc, xc) = rows[u], cols[v]
-                phases[u, v, :n, fr, fc] = xs[p0 : p0 + n, xr, xc]
+        if s == 1:
+            _fill_s1(xs, p0, n, top, left, hf, wf, frame)
+        else:
+            for u in range(s):
+                for v in range(s):
+                    (fr, xr), (fc, xc) = rows[u], cols[v]
+                    phases[u, v, :n, fr, fc] = xs[p0 : p0 + n, xr, xc]
         if s == 1:
             bad += _windows_s1(frame, wf, n * per, best, code)
         else:
