@@ -43,9 +43,12 @@ def _bn_step(x, scale, offset, dy, compiled):
     return [y._data, mean.numpy(), var.numpy()], [g.numpy() for g in grads]
 
 
-# (16, 6, 6, 32): channel rows of 576 (two blocks of 256 and a rest); (3, 5, 7, 4): 105,
-# under MIN_ROW (the NumPy path when channels-first, the kernel when C-contiguous).
-@pytest.mark.parametrize("shape", [(16, 6, 6, 32), (3, 5, 7, 4), (40, 3), (2, 1, 300, 5)])
+# (16, 6, 6, 32): channel rows of 576 (two blocks of 256 and a rest); (2, 10, 10, 3): 200,
+# under one block; (3, 5, 7, 4): 105, under MIN_ROW (the NumPy path when channels-first, the
+# kernel when C-contiguous).
+@pytest.mark.parametrize(
+    "shape", [(16, 6, 6, 32), (2, 10, 10, 3), (3, 5, 7, 4), (40, 3), (2, 1, 300, 5)]
+)
 @pytest.mark.parametrize("layout", ["contiguous", "channels-first", "strided"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_batch_norm_kernels_match_the_numpy_path(shape, layout, dtype):
