@@ -1,0 +1,157 @@
+"""Direct convolution of few channels (numba): LeNet's layers without patches or thin GEMMs.
+
+Why. LeNet's convolutions have 1 -> 6 and 6 -> 16 channels and 5x5 filters: as GEMMs (row
+frames, `conv_small`) the products have M = 6 or 16 rows, the patch matrices are 25-150 times
+the input, and copying them costs as much as the products. Here each image is laid into a
+zero-bordered frame (HP x WP, one per channel, in a small scratch buffer) and every output
+channel is accumulated over the frame's positions directly: output pixel q = oh*WP + ow of
+tap (i, j) reads frame pixel q + i*WP + j, so one filter row (5 taps) is 5 loads of
+consecutive positions, vectorized by LLVM across the positions, and two output channels
+share those loads. Positions past the last output column (WP - OW of every WP) are computed
+and dropped, as the row frames do.
+
+The input gradient is the same kernel: the convolution of dz's frames (padded by KH-1-top,
+KW-1-left) with the filter flipped and its channels swapped. The filter gradient keeps the
+row-frame GEMM (`conv_small`): its sums over images and positions are reductions, which
+numba vectorizes only with fastmath.
+
+Order of the sums: per output, the bias, then per input channel and filter row the 5 taps
+(the GEMM path sums the taps first and adds the bias last), so results differ from the NumPy
+path by rounding only; they do not depend on the number of threads (every image is computed
+by one thread, whole). Index arithmetic is unsigned: with signed indices numba adds a
+negative-index wraparound to each load, which turns the vector loads into gathers (8x
+slower).
+
+Applies (`applies`) to stride-1, undilated, ungrouped convolutions with KW == 5 and few
+channels, on NumPy arrays with numba enabled (`jit.enabled()`), float32 or float64.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from layerflow._src.backend import jit
+from layerflow._src.ops import conv_threads
+
+# At most this many input or output channels: beyond that the GEMM paths win (their products
+# are no longer thin, and the two-channel blocks here re-read the frame M/2 times).
+MAX_CHANNELS = 16
+# Images per thread share when the chunks go to threads (starting a thread costs ~0.1 ms).
+MIN_IMAGES = 16
+
+
+def applies(xp: Any, cv: Any, dtype: Any) -> bool:
+    """Whether `cv` (a `conv_kernels.Conv`) runs here."""
+    _, _, strides, dilations = cv.geo
+    return (xp is np and strides == (1, 1) and tuple(dilations) == (1, 1) and cv.g == 1
+            and cv.kw == 5 and cv.c <= MAX_CHANNELS and cv.m <= MAX_CHANNELS
+            and np.dtype(dtype) in (np.float32, np.float64) and jit.enabled())  # fmt: skip
+
+
+@jit.kernel
+def _conv5(x, w, b, top, left, n0, n1, fr, acc, y, relu):  # pragma: no cover - compiled
+    """y[:, n] = b + conv(x[:, n] framed at (top, left), w) for n in [n0, n1): x (C, N, H, W),
+    w (KH, 5, C, M), y (M, N, OH, OW), all C-contiguous; fr (C, HP*WP) a zeroed scratch
+    (HP = OH + KH - 1, WP = OW + 4), acc (2, P) a scratch, P = (OH - 1) * WP + OW."""
+    c_in, _, h, wd = x.shape
+    kh = w.shape[0]
+    m_out = w.shape[3]
+    oh, ow = y.shape[2], y.shape[3]
+    wp = np.uint64(ow + 4)
+    p_n = np.uint64((oh - 1) * (ow + 4) + ow)
+    u1, u2, u3, u4 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+    a0 = acc[0]
+    a1 = acc[1]
+    for n in range(n0, n1):
+        for c in range(c_in):
+            fc = fr[c]
+            for r in range(h):
+                row = np.uint64((r + top) * (ow + 4) + left)
+                for v in range(wd):
+                    fc[row + np.uint64(v)] = x[c, n, r, v]
+        for m0 in range(0, m_out, 2):
+            m1 = min(m0 + 1, m_out - 1)
+            b0, b1 = b[m0], b[m1]
+            for p in range(p_n):
+                a0[p] = b0
+                a1[p] = b1
+            for c in range(c_in):
+                fc = fr[c]
+                for i in range(kh):
+                    v00, v01, v02, v03, v04 = w[i, 0, c, m0], w[i, 1, c, m0], w[i, 2, c, m0], \
+                        w[i, 3, c, m0], w[i, 4, c, m0]  # fmt: skip
+                    v10, v11, v12, v13, v14 = w[i, 0, c, m1], w[i, 1, c, m1], w[i, 2, c, m1], \
+                        w[i, 3, c, m1], w[i, 4, c, m1]  # fmt: skip
+                    o = np.uint64(i) * wp
+                    for p in range(p_n):
+                        q = p + o
+                        x0, x1, x2, x3, x4 = fc[q], fc[q + u1], fc[q + u2], fc[q + u3], fc[q + u4]
+                        a0[p] += v00 * x0 + v01 * x1 + v02 * x2 + v03 * x3 + v04 * x4
+                        a1[p] += v10 * x0 + v11 * x1 + v12 * x2 + v13 * x3 + v14 * x4
+            for r in range(oh):
+                row = np.uint64(r) * wp
+                for v in range(ow):
+                    s0, s1 = a0[row + np.uint64(v)], a1[row + np.uint64(v)]
+                    if relu:
+                        s0, s1 = max(s0, 0.0), max(s1, 0.0)
+                    y[m0, n, r, v] = s0
+                    y[m1, n, r, v] = s1
+
+
+def _shares(xp: Any, cv: Any, n: int, macs: int) -> list[tuple[int, int]]:
+    """The image ranges each thread computes (`conv_threads.count`'s policy: free cores, the
+    main thread, a large convolution)."""
+    threads = conv_threads.count(xp, max(1, n // MIN_IMAGES), (1, 1, macs))
+    bounds = [round(t * n / threads) for t in range(threads + 1)]
+    return [(bounds[t], bounds[t + 1]) for t in range(threads)]
+
+
+def _run(xp: Any, cv: Any, x: Any, w: Any, b: Any, top: int, left: int, y: Any,
+         relu: bool) -> None:  # fmt: skip
+    """`_conv5` over all images, their ranges on the threads `_shares` allows."""
+    c, n = x.shape[:2]
+    kh = w.shape[0]
+    oh, ow = y.shape[2:]
+    p = (oh - 1) * (ow + 4) + ow
+    shares = _shares(xp, cv, n, y.size * c * kh * 5)
+
+    def work(t: int) -> None:
+        fr = np.zeros((c, (oh + kh - 1) * (ow + 4)), dtype=y.dtype)
+        acc = np.empty((2, p), dtype=y.dtype)
+        n0, n1 = shares[t]
+        _conv5(x, w, b, top, left, n0, n1, fr, acc, y, relu)
+
+    conv_threads.run(len(shares), work)
+
+
+def forward(xp: Any, x: Any, w: Any, cv: Any, bias: Any, relu: bool,
+            keep: bool) -> tuple[Any, Any, Any]:  # fmt: skip
+    """`conv_kernels.conv_forward` by direct convolution: (NHWC view of the channels-first
+    output, None, the relu mask packed per chunk of `cv.plan` as `conv_small` packs it, when
+    `keep` and `relu`)."""
+    (oh, ow), ((t, _), (left, _)), _, _ = cv.geo
+    dt = np.result_type(x.dtype, w.dtype)
+    xc = np.ascontiguousarray(x.transpose(3, 0, 1, 2), dtype=dt)
+    wc = np.ascontiguousarray(w, dtype=dt)
+    b = np.zeros(cv.m, dt) if bias is None else np.ascontiguousarray(bias, dtype=dt)
+    y = np.empty((cv.m, cv.n, oh, ow), dtype=dt)
+    _run(xp, cv, xc, wc, b, t, left, y, relu)
+    mask = None
+    if keep and relu:
+        mask = [np.packbits((y[:, n0:n1] > 0).ravel()) for n0, n1, _, _ in cv.plan]
+    return y.transpose(1, 2, 3, 0), None, mask
+
+
+def input_grad(xp: Any, w: Any, dz: Any, cv: Any) -> Any:
+    """The input gradient (NHWC view of a channels-first array) from dz (M, N, OH, OW): the
+    convolution of dz framed at (KH-1-top, KW-1-left) with the flipped, channel-swapped
+    filter."""
+    ((t, _), (left, _)) = cv.geo[1]
+    dt = dz.dtype
+    wf = np.ascontiguousarray(w[::-1, ::-1].transpose(0, 1, 3, 2), dtype=dt)
+    dx = np.empty((cv.c, cv.n, cv.h, cv.w), dtype=dt)
+    _run(xp, cv, np.ascontiguousarray(dz), wf, np.zeros(cv.c, dt), cv.kh - 1 - t,
+         cv.kw - 1 - left, dx, False)  # fmt: skip
+    return dx.transpose(1, 2, 3, 0)
