@@ -91,19 +91,34 @@ def test_fused_bias_and_relu_finite_differences(relu):
         check_fused_bias_and_relu(rng, (2, 8, 8, 2), (5, 5, 2, 3), 1, "SAME", (1, 1), relu)
 
 
-def test_threads_give_the_same_bits(monkeypatch):
-    x = rng.standard_normal((40, 14, 14, 6)).astype(np.float32)
-    w = rng.standard_normal((5, 5, 6, 16)).astype(np.float32)
-    b = rng.standard_normal(16).astype(np.float32)
-    dy = rng.standard_normal((40, 10, 10, 16)).astype(np.float32)
-    monkeypatch.setattr(conv_direct, "MIN_IMAGES", 4)
+@pytest.mark.parametrize("xs,ws,padding", [CASES[0], CASES[1], CASES[2]])
+def test_threads_and_units_give_the_same_bits(monkeypatch, xs, ws, padding):
+    n = 13
+    xs = (n,) + xs[1:]
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[-1]).astype(np.float32)
+    cv = _cv(xs, ws, 1, padding, (1, 1))
+    dy = rng.standard_normal((n, *cv.geo[0], ws[-1])).astype(np.float32)
+    monkeypatch.setattr(conv_direct, "MIN_IMAGES", 2)
+    monkeypatch.setattr(conv_direct, "UNIT", 3)  # 5 units, the last one short
     runs = []
     for threads in (1, 3):
         monkeypatch.setattr(conv_threads, "FORCE", threads)
-        _, y, grads = _run(x, w, b, "VALID", True, dy, True)
-        runs.append([y, grads[0]])  # the filter gradient is `conv_small`'s (its own tests)
+        _, y, grads = _run(x, w, b, padding, True, dy, True)
+        # The filter gradient by row-frame GEMMs (not `filter_applies`) is `conv_small`'s.
+        runs.append([y, grads[0]] + ([grads[1]] if conv_direct.filter_applies(cv) else []))
     for a, e in zip(*runs):
         np.testing.assert_array_equal(a, e)
+    with jit.use(False):
+        ref = conv_kernels.conv_backward(np, x, w, dy * (y > 0), cv, x_shape=xs, need_x=False,
+                                         need_w=True, need_b=False, mask=None)[1]  # fmt: skip
+    np.testing.assert_allclose(grads[1], ref, rtol=2e-5, atol=2e-5 * np.abs(ref).max())
+
+
+def test_filter_gradient_here_only_where_few_positions_are_wasted():
+    assert conv_direct.filter_applies(_cv((2, 28, 28, 1), (5, 5, 1, 6), 1, "SAME", (1, 1)))
+    assert not conv_direct.filter_applies(_cv((2, 14, 14, 6), (5, 5, 6, 16), 1, "VALID", (1, 1)))
 
 
 @pytest.mark.parametrize(

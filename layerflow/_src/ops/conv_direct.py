@@ -11,9 +11,19 @@ share those loads. Positions past the last output column (WP - OW of every WP) a
 and dropped, as the row frames do.
 
 The input gradient is the same kernel: the convolution of dz's frames (padded by KH-1-top,
-KW-1-left) with the filter flipped and its channels swapped. The filter gradient keeps the
-row-frame GEMM (`conv_small`): its sums over images and positions are reductions, which
-numba vectorizes only with fastmath.
+KW-1-left) with the filter flipped and its channels swapped.
+
+The filter gradient sums over images and positions, a reduction, which LLVM vectorizes only
+with fastmath (reassociation). So it is kept in 16 lanes: each image's frames and dz (zero
+at the dropped positions) are laid out as above, the positions cut in blocks of 64, and lane
+l of a tap's accumulator adds x * dz at positions l, l+16, l+32, l+48 of every block (four
+products per memory update); the lanes are added at the end of a unit of UNIT images, in
+order, each unit has its own partial gradient, and the units are added in order, so the
+result does not depend on how many threads ran them. It pays only where the blocks waste
+little (`filter_applies`: LeNet's first layer, 896 positions for 784 outputs); elsewhere the
+row-frame GEMMs (`conv_small`) compute it. Tried: the images as the lanes (units of 64
+images laid out image-innermost, no wasted positions): the transposing copies cost 0.4-1.0
+ms a step, and it lost to the GEMMs on LeNet's second layer (4.2 against 3.7 ms).
 
 Order of the sums: per output, the bias, then per input channel and filter row the 5 taps
 (the GEMM path sums the taps first and adds the bias last), so results differ from the NumPy
@@ -40,6 +50,14 @@ from layerflow._src.ops import conv_threads
 MAX_CHANNELS = 16
 # Images per thread share when the chunks go to threads (starting a thread costs ~0.1 ms).
 MIN_IMAGES = 16
+# Images per unit of the filter gradient (each unit's sums are kept apart, then added in
+# order: the same bits for any number of threads).
+UNIT = 64
+# The filter gradient runs here when its positions, rounded up to blocks of 64, are at most
+# this many times the outputs. Measured (batch 256, one thread, CPU ms, here / row-frame
+# GEMMs): LeNet's 28x28 1->6 layer (1.14x) 1.9-2.0 / 3.9; 28x28 2, 3, 4 -> 6 (batch 128) 1.8 /
+# 3.3, 2.7 / 5.0, 3.5 / 6.2; its 14x14 6->16 layer (192 positions for 100 outputs) 6.4 / 3.7.
+DW_WASTE = 1.3
 
 
 def applies(xp: Any, cv: Any, dtype: Any) -> bool:
@@ -48,6 +66,13 @@ def applies(xp: Any, cv: Any, dtype: Any) -> bool:
     return (xp is np and strides == (1, 1) and tuple(dilations) == (1, 1) and cv.g == 1
             and cv.kw == 5 and cv.c <= MAX_CHANNELS and cv.m <= MAX_CHANNELS
             and np.dtype(dtype) in (np.float32, np.float64) and jit.enabled())  # fmt: skip
+
+
+def filter_applies(cv: Any) -> bool:
+    """Whether `filter_grad` runs the filter gradient of `cv` (where `applies`)."""
+    (oh, ow) = cv.geo[0]
+    pp = -(-((oh - 1) * (ow + 4) + ow) // 64) * 64
+    return pp <= DW_WASTE * oh * ow
 
 
 @jit.kernel
@@ -98,6 +123,59 @@ def _conv5(x, w, b, top, left, n0, n1, fr, acc, y, relu):  # pragma: no cover - 
                         s0, s1 = max(s0, 0.0), max(s1, 0.0)
                     y[m0, n, r, v] = s0
                     y[m1, n, r, v] = s1
+
+
+@jit.kernel
+def _filter5(x, dz, top, left, u0, u1, unit, fr, dzf, part, dwu):  # pragma: no cover
+    """dwu[u] = the filter gradient (KH, 5, C, M) of images [u*unit, (u+1)*unit) for u in
+    [u0, u1): x (C, N, H, W), dz (M, N, OH, OW); scratch: fr (C, >= PP + (KH-1)*WP + 52) and
+    dzf (M, PP) zeroed, PP = P rounded up to 64; part (M, C, KH, 5, 16)."""
+    c_in, n_all, h, wd = x.shape
+    m_out, _, oh, ow = dz.shape
+    kh = dwu.shape[1]
+    wp = ow + 4
+    pp = dzf.shape[1]
+    u16, u32, u48 = np.uint64(16), np.uint64(32), np.uint64(48)
+    for u in range(u0, u1):
+        part[...] = 0
+        for n in range(u * unit, min(n_all, (u + 1) * unit)):
+            for c in range(c_in):
+                fc = fr[c]
+                for r in range(h):
+                    row = np.uint64((r + top) * wp + left)
+                    for v in range(wd):
+                        fc[row + np.uint64(v)] = x[c, n, r, v]
+            for m in range(m_out):
+                dm = dzf[m]
+                for r in range(oh):
+                    row = np.uint64(r * wp)
+                    for v in range(ow):
+                        dm[row + np.uint64(v)] = dz[m, n, r, v]
+            for m in range(m_out):
+                dm = dzf[m]
+                for c in range(c_in):
+                    fc = fr[c]
+                    for i in range(kh):
+                        pf = part[m, c, i].ravel()  # 5 taps x 16 lanes
+                        o = np.uint64(i * wp)
+                        for blk in range(0, pp, 64):
+                            for lane in range(16):
+                                e = np.uint64(blk + lane)
+                                d0, d1, d2, d3 = dm[e], dm[e + u16], dm[e + u32], dm[e + u48]
+                                q = e + o
+                                for j in range(5):
+                                    qj = q + np.uint64(j)
+                                    pf[np.uint64(16 * j + lane)] += (
+                                        fc[qj] * d0 + fc[qj + u16] * d1
+                                        + fc[qj + u32] * d2 + fc[qj + u48] * d3)  # fmt: skip
+        for m in range(m_out):
+            for c in range(c_in):
+                for i in range(kh):
+                    for j in range(5):
+                        s = part[m, c, i, j, 0]
+                        for lane in range(1, 16):
+                            s += part[m, c, i, j, lane]
+                        dwu[u, i, j, c, m] = s
 
 
 def _shares(xp: Any, cv: Any, n: int, macs: int) -> list[tuple[int, int]]:
@@ -155,3 +233,29 @@ def input_grad(xp: Any, w: Any, dz: Any, cv: Any) -> Any:
     _run(xp, cv, np.ascontiguousarray(dz), wf, np.zeros(cv.c, dt), cv.kh - 1 - t,
          cv.kw - 1 - left, dx, False)  # fmt: skip
     return dx.transpose(1, 2, 3, 0)
+
+
+def filter_grad(xp: Any, x: Any, dz: Any, cv: Any) -> Any:
+    """The filter gradient (KH, KW, C, M) from x (NHWC) and dz (M, N, OH, OW): `_filter5` on
+    units of UNIT images, the units' gradients added in order."""
+    ((t, _), (left, _)) = cv.geo[1]
+    (oh, ow) = cv.geo[0]
+    dt = dz.dtype
+    xc = np.ascontiguousarray(x.transpose(3, 0, 1, 2), dtype=dt)
+    dzc = np.ascontiguousarray(dz)
+    wp = ow + 4
+    pp = -(-((oh - 1) * wp + ow) // 64) * 64
+    frame = max((oh + cv.kh - 1) * wp, pp + (cv.kh - 1) * wp + 52)
+    units = -(-cv.n // UNIT)
+    dwu = np.empty((units, cv.kh, 5, cv.c, cv.m), dtype=dt)
+    threads = conv_threads.count(xp, units, (1, 1, dz.size * cv.c * cv.kh * 5))
+    bounds = [round(i * units / threads) for i in range(threads + 1)]
+
+    def work(i: int) -> None:
+        fr = np.zeros((cv.c, frame), dtype=dt)
+        dzf = np.zeros((cv.m, pp), dtype=dt)
+        part = np.empty((cv.m, cv.c, cv.kh, 5, 16), dtype=dt)
+        _filter5(xc, dzc, t, left, bounds[i], bounds[i + 1], UNIT, fr, dzf, part, dwu)
+
+    conv_threads.run(threads, work)
+    return np.add.reduce(dwu, axis=0)  # the units in order

@@ -173,13 +173,24 @@ def backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_w: bo
     frames one slice of each frame per tap; each frame's interior is its image's input
     gradient. `mask` is the forward's relu mask (packed per chunk of `cv.plan`), or None. The
     filter and bias gradients are summed over the chunks in their order, so the result does
-    not depend on how many threads ran them. Where `conv_direct` applies, it computes the
-    input gradient (the filter and bias gradients stay here)."""
-    if need_x and conv_direct.applies(xp, cv, dy.dtype):
-        dx = conv_direct.input_grad(xp, w, _dz(xp, dy, cv, mask), cv)
+    not depend on how many threads ran them. Few channels with 5-wide filters run by
+    `conv_direct` instead: the input gradient always, the filter gradient (and the bias's, dz
+    summed) where `conv_direct.filter_applies`."""
+    if conv_direct.applies(xp, cv, dy.dtype):
+        dz = _dz(xp, dy, cv, mask)
+        dx = conv_direct.input_grad(xp, w, dz, cv) if need_x else None
+        if conv_direct.filter_applies(cv):
+            return (dx, conv_direct.filter_grad(xp, x, dz, cv) if need_w else None,
+                    dz.sum(axis=(1, 2, 3)) if need_b else None)  # fmt: skip
         if not (need_w or need_b):
             return dx, None, None
-        return (dx,) + backward(xp, x, w, dy, cv, False, need_w, need_b, mask)[1:]
+        return (dx,) + _backward(xp, x, w, dy, cv, False, need_w, need_b, mask)[1:]
+    return _backward(xp, x, w, dy, cv, need_x, need_w, need_b, mask)
+
+
+def _backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_w: bool,
+              need_b: bool, mask: Any) -> tuple[Any, Any, Any]:  # fmt: skip
+    """`backward` by row frames."""
     (oh, ow) = cv.geo[0]
     (t, _), (left, _) = cv.geo[1]
     g, mg, k = cv.g, cv.m // cv.g, cv.k
