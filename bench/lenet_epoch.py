@@ -2,7 +2,8 @@
 
 LeNet (sigmoid, average pooling): Conv2D(6, 5, same), AvgPool2D(2, 2), Conv2D(16, 5),
 AvgPool2D(2, 2), Flatten, Dense(120), Dense(84), Dense(10); SGD lr 0.9, batch 256. With
-`--epochs 10` the test accuracy column is the book's >= 0.75 criterion.
+`--epochs 10` the test accuracy column is the book's >= 0.75 criterion. `layerflow_fit_numpy`
+is the same fit with the compiled (numba) kernels off.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/lenet_epoch.py [--epochs 2]
 """
@@ -60,6 +61,12 @@ def w_fit(epochs, module="layerflow", name="layerflow fit"):
         _common.CPU.append(time.process_time() - c)  # all threads: the loaded machine's figure
     acc = float((np.asarray(net.predict(xte, batch_size=1000, verbose=0)).argmax(1) == yte).mean())
     _common.emit(name, times, acc)
+
+
+def w_fit_numpy(epochs):
+    """`fit` with the compiled kernels off (LAYERFLOW_NUMBA=0): the NumPy paths."""
+    os.environ["LAYERFLOW_NUMBA"] = "0"
+    w_fit(epochs, name="layerflow fit, NumPy kernels")
 
 
 def w_tape(epochs, module="layerflow", name="layerflow tape loop"):
@@ -186,6 +193,7 @@ def floor() -> str:
 
 WORKERS = [
     ("layerflow_fit", "self", w_fit),
+    ("layerflow_fit_numpy", "self", w_fit_numpy),
     ("layerflow_tape", "self", w_tape),
     ("tf_fit", "peers", w_tf_fit),
     ("torch", "peers", w_torch),
