@@ -24,13 +24,14 @@ def _frames(monkeypatch):
 
 
 # (x shape, w shape, padding): LeNet's two layers (small batch), odd channel counts, filters
-# of other heights, explicit padding.
+# of other heights, explicit padding; 8 or more filters scatter the input gradient.
 CASES = [
     ((3, 28, 28, 1), (5, 5, 1, 6), "SAME"),
     ((3, 14, 14, 6), (5, 5, 6, 16), "VALID"),
     ((2, 9, 11, 3), (3, 5, 3, 5), "SAME"),
     ((2, 7, 8, 2), (2, 5, 2, 3), "VALID"),
     ((2, 6, 9, 4), (5, 5, 4, 1), [[0, 0], [1, 2], [2, 1], [0, 0]]),
+    ((2, 8, 7, 2), (4, 5, 2, 9), "SAME"),  # 9 filters: the scattered input gradient's padding
 ]
 
 
