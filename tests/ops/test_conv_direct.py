@@ -32,6 +32,7 @@ CASES = [
     ((2, 7, 8, 2), (2, 5, 2, 3), "VALID"),
     ((2, 6, 9, 4), (5, 5, 4, 1), [[0, 0], [1, 2], [2, 1], [0, 0]]),
     ((2, 8, 7, 2), (4, 5, 2, 9), "SAME"),  # 9 filters: the scattered input gradient's padding
+    ((3, 12, 13, 3), (3, 5, 3, 8), "VALID"),  # filter lanes, 9 columns (rounded up to 10)
 ]
 
 
@@ -117,9 +118,10 @@ def test_threads_and_units_give_the_same_bits(monkeypatch, xs, ws, padding):
     np.testing.assert_allclose(grads[1], ref, rtol=2e-5, atol=2e-5 * np.abs(ref).max())
 
 
-def test_filter_gradient_here_only_where_few_positions_are_wasted():
+def test_filter_gradient_here_by_position_or_filter_lanes_or_not():
     assert conv_direct.filter_applies(_cv((2, 28, 28, 1), (5, 5, 1, 6), 1, "SAME", (1, 1)))
-    assert not conv_direct.filter_applies(_cv((2, 14, 14, 6), (5, 5, 6, 16), 1, "VALID", (1, 1)))
+    assert conv_direct.filter_applies(_cv((2, 14, 14, 6), (5, 5, 6, 16), 1, "VALID", (1, 1)))
+    assert not conv_direct.filter_applies(_cv((2, 14, 14, 6), (5, 5, 6, 4), 1, "VALID", (1, 1)))
 
 
 @pytest.mark.parametrize(

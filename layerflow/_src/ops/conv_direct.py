@@ -18,16 +18,18 @@ filters it is the forward kernel instead: the convolution of dz's frames (padded
 KH-1-top, KW-1-left) with the flipped, channel-swapped filter.
 
 The filter gradient sums over images and positions, a reduction, which LLVM vectorizes only
-with fastmath (reassociation). So it is kept in 16 lanes: each image's frames and dz (zero
-at the dropped positions) are laid out as above, the positions cut in blocks of 64, and lane
-l of a tap's accumulator adds x * dz at positions l, l+16, l+32, l+48 of every block (four
-products per memory update); the lanes are added at the end of a unit of UNIT images, in
-order, each unit has its own partial gradient, and the units are added in order, so the
-result does not depend on how many threads ran them. It pays only where the blocks waste
-little (`filter_applies`: LeNet's first layer, 896 positions for 784 outputs); elsewhere the
-row-frame GEMMs (`conv_small`) compute it. Tried: the images as the lanes (units of 64
-images laid out image-innermost, no wasted positions): the transposing copies cost 0.4-1.0
-ms a step, and it lost to the GEMMs on LeNet's second layer (4.2 against 3.7 ms).
+with fastmath (reassociation). So it is kept in 16 lanes of partial sums. Where the frames'
+positions cut in blocks of 64 waste little (`_filter5`, LeNet's first layer: 896 positions
+for 784 outputs), lane l of a tap's accumulator adds x * dz at positions l, l+16, l+32, l+48
+of every block (four products per memory update). Elsewhere, from LANES_M filters on
+(`_filter5m`, LeNet's second layer), the filters are the lanes (dz laid out channels-last,
+M <= 16): each tap's accumulator adds the products of 5 consecutive outputs of a row before
+its memory update. The lanes' sums are added at the end of a unit of UNIT images, in order;
+each unit has its own partial gradient and the units are added in order, so the result does
+not depend on how many threads ran them. With fewer filters the row-frame GEMMs
+(`conv_small`) compute it. Tried: the images as the lanes (units of 64 images laid out
+image-innermost): the transposing copies cost 0.4-1.0 ms a step, and it lost to the GEMMs on
+LeNet's second layer (4.2 against 3.7 ms).
 
 Order of the sums: per output, the bias, then per input channel and filter row the 5 taps
 (the GEMM path sums the taps first and adds the bias last), so results differ from the NumPy
@@ -61,11 +63,15 @@ SCATTER_M = 8
 # Images per unit of the filter gradient (each unit's sums are kept apart, then added in
 # order: the same bits for any number of threads).
 UNIT = 64
-# The filter gradient runs here when its positions, rounded up to blocks of 64, are at most
-# this many times the outputs. Measured (batch 256, one thread, CPU ms, here / row-frame
-# GEMMs): LeNet's 28x28 1->6 layer (1.14x) 1.9-2.0 / 3.9; 28x28 2, 3, 4 -> 6 (batch 128) 1.8 /
-# 3.3, 2.7 / 5.0, 3.5 / 6.2; its 14x14 6->16 layer (192 positions for 100 outputs) 6.4 / 3.7.
+# The filter gradient runs here by position lanes (`_filter5`) when its positions, rounded
+# up to blocks of 64, are at most DW_WASTE times the outputs, else by filter lanes
+# (`_filter5m`) from LANES_M filters on, else by the row-frame GEMMs. Measured (batch 256, one
+# thread, CPU ms, filter and bias gradients, here / GEMMs): LeNet's 28x28 1->6 layer (1.14x)
+# 1.9-2.0 / 3.9; 28x28 2, 3, 4 -> 6 (batch 128) 1.8 / 3.3, 2.7 / 5.0, 3.5 / 6.2; on the 14x14
+# 6 -> M layer (192 positions for 100 outputs: 6.4 ms by position lanes) by filter lanes, M =
+# 16, 12, 8, 4, 2: 2.55 / 4.0, 2.46 / 4.4, 2.31 / 3.2, 3.0 / 2.4, 2.7 / 2.1.
 DW_WASTE = 1.3
+LANES_M = 8
 
 
 def applies(xp: Any, cv: Any, dtype: Any) -> bool:
@@ -76,11 +82,18 @@ def applies(xp: Any, cv: Any, dtype: Any) -> bool:
             and np.dtype(dtype) in (np.float32, np.float64) and jit.enabled())  # fmt: skip
 
 
-def filter_applies(cv: Any) -> bool:
-    """Whether `filter_grad` runs the filter gradient of `cv` (where `applies`)."""
+def _position_lanes(cv: Any) -> bool:
+    """Whether `_filter5` (positions as lanes) computes the filter gradient of `cv`: its
+    positions, rounded up to blocks of 64, are at most DW_WASTE times the outputs."""
     (oh, ow) = cv.geo[0]
     pp = -(-((oh - 1) * (ow + 4) + ow) // 64) * 64
     return pp <= DW_WASTE * oh * ow
+
+
+def filter_applies(cv: Any) -> bool:
+    """Whether `filter_grad` runs the filter gradient of `cv` (where `applies`): by position
+    lanes where they waste little, else by filter lanes from LANES_M filters on."""
+    return _position_lanes(cv) or cv.m >= LANES_M
 
 
 @jit.kernel
@@ -250,6 +263,59 @@ def _scatter5(dz, w, top, left, n0, n1, dzf, dxf, dx):  # pragma: no cover - com
                     dx[c, n, r, v] = fc[row + np.uint64(v)]
 
 
+@jit.kernel
+def _filter5m(x, dz, top, left, u0, u1, unit, fr, dzt, acc, dwu):  # pragma: no cover
+    """`_filter5` with the filters as the 16 lanes (M <= 16): acc[c, tap, m] adds, for 5
+    consecutive outputs of a row at a time, x * dz over the 5 taps of a filter row, each tap's
+    5 products summed before its memory update. Scratch: fr (C, HP * WP) zeroed, WP = OW5 + 4
+    (OW5 = OW rounded up to 5), dzt (OH, OW5, 16) zeroed (dz channels-last), acc (C, KH*5,
+    16)."""
+    c_in, n_all, h, wd = x.shape
+    m_out, _, oh, ow = dz.shape
+    kh = dwu.shape[1]
+    ow5 = dzt.shape[1]
+    wp = ow5 + 4
+    for u in range(u0, u1):
+        acc[...] = 0
+        for n in range(u * unit, min(n_all, (u + 1) * unit)):
+            for c in range(c_in):
+                fc = fr[c]
+                for r in range(h):
+                    row = np.uint64((r + top) * wp + left)
+                    for v in range(wd):
+                        fc[row + np.uint64(v)] = x[c, n, r, v]
+            for m in range(m_out):
+                for r in range(oh):
+                    for v in range(ow):
+                        dzt[r, v, m] = dz[m, n, r, v]
+            for c in range(c_in):
+                fc = fr[c]
+                ac = acc[c].ravel()
+                for r in range(oh):
+                    dd = dzt[r].ravel()
+                    for v0 in range(0, ow5, 5):
+                        db = np.uint64(v0 * 16)
+                        for i in range(kh):
+                            bi = np.uint64((r + i) * wp + v0)
+                            ai = np.uint64(i * 80)
+                            for lane in range(16):  # one vector: the constant loops unroll
+                                m = np.uint64(lane)
+                                for j in range(5):
+                                    e = ai + np.uint64(j * 16) + m
+                                    s = ac[e]
+                                    for k in range(5):
+                                        s += (
+                                            fc[bi + np.uint64(j + k)]
+                                            * dd[db + np.uint64(16 * k) + m]
+                                        )
+                                    ac[e] = s
+        for c in range(c_in):
+            for i in range(kh):
+                for j in range(5):
+                    for m in range(m_out):
+                        dwu[u, i, j, c, m] = acc[c, i * 5 + j, m]
+
+
 def _shares(xp: Any, cv: Any, n: int, macs: int) -> list[tuple[int, int]]:
     """The image ranges each thread computes (`conv_threads.count`'s policy: free cores, the
     main thread, a large convolution)."""
@@ -324,26 +390,35 @@ def input_grad(xp: Any, w: Any, dz: Any, cv: Any) -> Any:
 
 
 def filter_grad(xp: Any, x: Any, dz: Any, cv: Any) -> Any:
-    """The filter gradient (KH, KW, C, M) from x (NHWC) and dz (M, N, OH, OW): `_filter5` on
-    units of UNIT images, the units' gradients added in order."""
+    """The filter gradient (KH, KW, C, M) from x (NHWC) and dz (M, N, OH, OW): `_filter5`
+    (`filter_applies`) or `_filter5m` on units of UNIT images, the units' gradients added in
+    order."""
     ((t, _), (left, _)) = cv.geo[1]
     (oh, ow) = cv.geo[0]
     dt = dz.dtype
     xc = np.ascontiguousarray(x.transpose(3, 0, 1, 2), dtype=dt)
     dzc = np.ascontiguousarray(dz)
-    wp = ow + 4
-    pp = -(-((oh - 1) * wp + ow) // 64) * 64
-    frame = max((oh + cv.kh - 1) * wp, pp + (cv.kh - 1) * wp + 52)
     units = -(-cv.n // UNIT)
     dwu = np.empty((units, cv.kh, 5, cv.c, cv.m), dtype=dt)
     threads = conv_threads.count(xp, units, (1, 1, dz.size * cv.c * cv.kh * 5))
     bounds = [round(i * units / threads) for i in range(threads + 1)]
+    lanes = _position_lanes(cv)
 
     def work(i: int) -> None:
-        fr = np.zeros((cv.c, frame), dtype=dt)
-        dzf = np.zeros((cv.m, pp), dtype=dt)
-        part = np.empty((cv.m, cv.c, cv.kh, 5, 16), dtype=dt)
-        _filter5(xc, dzc, t, left, bounds[i], bounds[i + 1], UNIT, fr, dzf, part, dwu)
+        u0, u1 = bounds[i], bounds[i + 1]
+        if lanes:
+            wp = ow + 4
+            pp = -(-((oh - 1) * wp + ow) // 64) * 64
+            fr = np.zeros((cv.c, max((oh + cv.kh - 1) * wp, pp + (cv.kh - 1) * wp + 52)), dt)
+            dzf = np.zeros((cv.m, pp), dtype=dt)
+            part = np.empty((cv.m, cv.c, cv.kh, 5, 16), dtype=dt)
+            _filter5(xc, dzc, t, left, u0, u1, UNIT, fr, dzf, part, dwu)
+        else:
+            ow5 = -(-ow // 5) * 5
+            fr = np.zeros((cv.c, (oh + cv.kh - 1) * (ow5 + 4)), dtype=dt)
+            dzt = np.zeros((oh, ow5, 16), dtype=dt)
+            acc = np.empty((cv.c, cv.kh * 5, 16), dtype=dt)
+            _filter5m(xc, dzc, t, left, u0, u1, UNIT, fr, dzt, acc, dwu)
 
     conv_threads.run(threads, work)
     return np.add.reduce(dwu, axis=0)  # the units in order
