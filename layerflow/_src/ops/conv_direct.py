@@ -188,23 +188,27 @@ def _filter5(x, dz, top, left, u0, u1, unit, fr, dzf, part, dwu):  # pragma: no 
                     row = np.uint64(r * wp)
                     for v in range(ow):
                         dm[row + np.uint64(v)] = dz[m, n, r, v]
-            for m in range(m_out):
-                dm = dzf[m]
+            for m in range(0, dzf.shape[0], 2):  # two filters share the x loads
+                dm, dn = dzf[m], dzf[m + 1]
                 for c in range(c_in):
                     fc = fr[c]
                     for i in range(kh):
                         pf = part[m, c, i].ravel()  # 5 taps x 16 lanes
+                        pg = part[m + 1, c, i].ravel()
                         o = np.uint64(i * wp)
                         for blk in range(0, pp, 64):
                             for lane in range(16):
                                 e = np.uint64(blk + lane)
                                 d0, d1, d2, d3 = dm[e], dm[e + u16], dm[e + u32], dm[e + u48]
+                                g0, g1, g2, g3 = dn[e], dn[e + u16], dn[e + u32], dn[e + u48]
                                 q = e + o
                                 for j in range(5):
                                     qj = q + np.uint64(j)
-                                    pf[np.uint64(16 * j + lane)] += (
-                                        fc[qj] * d0 + fc[qj + u16] * d1
-                                        + fc[qj + u32] * d2 + fc[qj + u48] * d3)  # fmt: skip
+                                    x0, x1 = fc[qj], fc[qj + u16]
+                                    x2, x3 = fc[qj + u32], fc[qj + u48]
+                                    t = np.uint64(16 * j + lane)
+                                    pf[t] += x0 * d0 + x1 * d1 + x2 * d2 + x3 * d3
+                                    pg[t] += x0 * g0 + x1 * g1 + x2 * g2 + x3 * g3
         for m in range(m_out):
             for c in range(c_in):
                 for i in range(kh):
@@ -410,8 +414,9 @@ def filter_grad(xp: Any, x: Any, dz: Any, cv: Any) -> Any:
             wp = ow + 4
             pp = -(-((oh - 1) * wp + ow) // 64) * 64
             fr = np.zeros((cv.c, max((oh + cv.kh - 1) * wp, pp + (cv.kh - 1) * wp + 52)), dt)
-            dzf = np.zeros((cv.m, pp), dtype=dt)
-            part = np.empty((cv.m, cv.c, cv.kh, 5, 16), dtype=dt)
+            m2 = cv.m + cv.m % 2  # filters in pairs: a zero one past an odd count
+            dzf = np.zeros((m2, pp), dtype=dt)
+            part = np.empty((m2, cv.c, cv.kh, 5, 16), dtype=dt)
             _filter5(xc, dzc, t, left, u0, u1, UNIT, fr, dzf, part, dwu)
         else:
             ow5 = -(-ow // 5) * 5
