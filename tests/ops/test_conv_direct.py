@@ -33,6 +33,7 @@ CASES = [
     ((2, 6, 9, 4), (5, 5, 4, 1), [[0, 0], [1, 2], [2, 1], [0, 0]]),
     ((2, 8, 7, 2), (4, 5, 2, 9), "SAME"),  # 9 filters: the scattered input gradient's padding
     ((3, 12, 13, 3), (3, 5, 3, 8), "VALID"),  # filter lanes, 9 columns (rounded up to 10)
+    ((2, 24, 24, 2), (5, 5, 2, 3), "SAME"),  # position lanes, an odd number of filters
 ]
 
 
@@ -93,7 +94,7 @@ def test_fused_bias_and_relu_finite_differences(relu):
         check_fused_bias_and_relu(rng, (2, 8, 8, 2), (5, 5, 2, 3), 1, "SAME", (1, 1), relu)
 
 
-@pytest.mark.parametrize("xs,ws,padding", [CASES[0], CASES[1], CASES[2]])
+@pytest.mark.parametrize("xs,ws,padding", [CASES[0], CASES[1], CASES[2], CASES[-1]])
 def test_threads_and_units_give_the_same_bits(monkeypatch, xs, ws, padding):
     n = 13
     xs = (n,) + xs[1:]
