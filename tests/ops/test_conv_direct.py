@@ -78,6 +78,24 @@ def test_nhwc_contiguous_input_and_no_bias():
     np.testing.assert_allclose(y, _ref(x, w, 1, "SAME", (1, 1)), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("xs,ws,padding", CASES[:2])
+def test_strided_views(xs, ws, padding):
+    """Inputs and output gradients that are views with gaps (every other image and column)."""
+    big = rng.standard_normal((2 * xs[0], xs[1], 2 * xs[2], xs[3])).astype(np.float32)
+    x = big[::2, :, ::2]
+    w, b = (
+        rng.standard_normal(ws).astype(np.float32),
+        rng.standard_normal(ws[-1]).astype(np.float32),
+    )
+    oh, ow = _cv(xs, ws, 1, padding, (1, 1)).geo[0]
+    dy = rng.standard_normal((xs[0], oh, 2 * ow, ws[-1])).astype(np.float32)[:, :, 1::2]
+    _, y0, g0 = _run(x, w, b, padding, False, dy, False)
+    _, y1, g1 = _run(x, w, b, padding, False, dy, True)
+    np.testing.assert_allclose(y1, y0, rtol=2e-5, atol=2e-5 * np.abs(y0).max())
+    for a, e in zip(g1, g0):
+        np.testing.assert_allclose(a, e, rtol=2e-5, atol=2e-5 * np.abs(e).max())
+
+
 @pytest.mark.parametrize("xs,ws,padding", CASES[1:4])
 def test_finite_differences(xs, ws, padding):
     x, w = rng.standard_normal(xs), rng.standard_normal(ws)
