@@ -225,11 +225,12 @@ def _filter5(x, dz, top, left, u0, u1, unit, fr, dzf, part, dwu):  # pragma: no 
 @jit.kernel
 def _scatter5(dz, w, top, left, n0, n1, dzf, dxf, dx):  # pragma: no cover - compiled
     """dx[:, n] = the input gradient of images n in [n0, n1) from dz (M, N, OH, OW) and w
-    (KH, 5, C, M8) (M8 = M rounded up to 8, zero filters past M), scattered: for each input
-    channel and tap, a frame slice += the tap's 8-channel sums of dz. Scratch: dzf (M8, P)
-    zeroed (P = (OH - 1) * WP + OW, WP = OW + 4), dxf (C, HP * WP) (HP = OH + KH - 1)."""
+    (KH, 5, C2, M8) (C2 = C rounded up to 2 and M8 = M rounded up to 8, zero past C and M),
+    scattered: for each pair of input channels and each tap, two frame slices += the tap's
+    8-filter sums of dz (the dz loads shared). Scratch: dzf (M8, P) zeroed (P = (OH - 1) * WP
+    + OW, WP = OW + 4), dxf (C2, HP * WP) (HP = OH + KH - 1)."""
     m_out, _, oh, ow = dz.shape
-    kh, c_in = w.shape[0], w.shape[2]
+    kh = w.shape[0]
     h, wd = dx.shape[2], dx.shape[3]
     wp = ow + 4
     p_n = np.uint64((oh - 1) * wp + ow)
@@ -245,8 +246,9 @@ def _scatter5(dz, w, top, left, n0, n1, dzf, dxf, dx):  # pragma: no cover - com
                 for v in range(ow):
                     dm[row + np.uint64(v)] = dz[m, n, r, v]
         dxf[...] = 0
-        for c in range(c_in):
+        for c in range(0, dxf.shape[0], 2):  # two input channels share the dz loads
             fc = dxf[c]
+            gc = dxf[c + 1]
             for i in range(kh):
                 for j in range(5):
                     o = np.uint64(i * wp + j)
@@ -255,14 +257,21 @@ def _scatter5(dz, w, top, left, n0, n1, dzf, dxf, dx):  # pragma: no cover - com
                             w[i, j, c, m0 + 2], w[i, j, c, m0 + 3]  # fmt: skip
                         w4, w5, w6, w7 = w[i, j, c, m0 + 4], w[i, j, c, m0 + 5], \
                             w[i, j, c, m0 + 6], w[i, j, c, m0 + 7]  # fmt: skip
+                        z0, z1, z2, z3 = w[i, j, c + 1, m0], w[i, j, c + 1, m0 + 1], \
+                            w[i, j, c + 1, m0 + 2], w[i, j, c + 1, m0 + 3]  # fmt: skip
+                        z4, z5, z6, z7 = w[i, j, c + 1, m0 + 4], w[i, j, c + 1, m0 + 5], \
+                            w[i, j, c + 1, m0 + 6], w[i, j, c + 1, m0 + 7]  # fmt: skip
                         base = np.uint64(m0) * st
                         for p in range(p_n):
                             e = base + p
-                            fc[p + o] += (w0 * df[e] + w1 * df[e + st] + w2 * df[e + u2 * st]
-                                          + w3 * df[e + u3 * st] + w4 * df[e + u4 * st]
-                                          + w5 * df[e + u5 * st] + w6 * df[e + u6 * st]
-                                          + w7 * df[e + u7 * st])  # fmt: skip
-        for c in range(c_in):
+                            d0, d1, d2, d3 = df[e], df[e + st], df[e + u2 * st], df[e + u3 * st]
+                            d4, d5 = df[e + u4 * st], df[e + u5 * st]
+                            d6, d7 = df[e + u6 * st], df[e + u7 * st]
+                            fc[p + o] += (w0 * d0 + w1 * d1 + w2 * d2 + w3 * d3 + w4 * d4
+                                          + w5 * d5 + w6 * d6 + w7 * d7)  # fmt: skip
+                            gc[p + o] += (z0 * d0 + z1 * d1 + z2 * d2 + z3 * d3 + z4 * d4
+                                          + z5 * d5 + z6 * d6 + z7 * d7)  # fmt: skip
+        for c in range(dx.shape[0]):  # not the zero channel past an odd count
             fc = dxf[c]
             for r in range(h):
                 row = np.uint64((r + top) * wp + left)
@@ -379,13 +388,14 @@ def input_grad(xp: Any, w: Any, dz: Any, cv: Any) -> Any:
     if cv.m >= SCATTER_M:
         (oh, ow) = cv.geo[0]
         m8 = -(-cv.m // 8) * 8
-        w8 = np.zeros((cv.kh, 5, cv.c, m8), dtype=dt)
-        w8[..., : cv.m] = w
+        c2 = cv.c + cv.c % 2  # input channels in pairs: a zero one past an odd count
+        w8 = np.zeros((cv.kh, 5, c2, m8), dtype=dt)
+        w8[:, :, : cv.c, : cv.m] = w
         shares = _shares(xp, cv, cv.n, dz.size * cv.c * cv.kh * 5)
 
         def work(i: int) -> None:
             dzf = np.zeros((m8, (oh - 1) * (ow + 4) + ow), dtype=dt)
-            dxf = np.empty((cv.c, (oh + cv.kh - 1) * (ow + 4)), dtype=dt)
+            dxf = np.empty((c2, (oh + cv.kh - 1) * (ow + 4)), dtype=dt)
             _scatter5(dzc, w8, t, left, shares[i][0], shares[i][1], dzf, dxf, dx)
 
         conv_threads.run(len(shares), work)
