@@ -51,8 +51,9 @@ import numpy as np
 from layerflow._src.backend import jit
 from layerflow._src.ops import conv_threads
 
-# At most this many input or output channels: beyond that the GEMM paths win (their products
-# are no longer thin, and the two-channel blocks here re-read the frame M/2 times).
+# At most this many input or output channels: the filter-lane gradient has 16 lanes, and
+# larger layers (whose GEMMs are no longer thin, while the two-filter passes here re-read the
+# frames M/2 times) were not measured against the GEMM paths.
 MAX_CHANNELS = 16
 # Images per thread share when the chunks go to threads (starting a thread costs ~0.1 ms).
 MIN_IMAGES = 16
