@@ -2,7 +2,9 @@
 
 LeNet (sigmoid, average pooling): Conv2D(6, 5, same), AvgPool2D(2, 2), Conv2D(16, 5),
 AvgPool2D(2, 2), Flatten, Dense(120), Dense(84), Dense(10); SGD lr 0.9, batch 256. With
-`--epochs 10` the test accuracy column is the book's >= 0.75 criterion.
+`--epochs 10` the test accuracy column is the book's >= 0.75 criterion. `layerflow_fit_numpy`
+is the same fit with the compiled (numba) kernels off; `--jit-pairs` alone compares the two
+in one process, epochs alternating at one BLAS thread (CPU ms per step).
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/lenet_epoch.py [--epochs 2]
 """
@@ -60,6 +62,12 @@ def w_fit(epochs, module="layerflow", name="layerflow fit"):
         _common.CPU.append(time.process_time() - c)  # all threads: the loaded machine's figure
     acc = float((np.asarray(net.predict(xte, batch_size=1000, verbose=0)).argmax(1) == yte).mean())
     _common.emit(name, times, acc)
+
+
+def w_fit_numpy(epochs):
+    """`fit` with the compiled kernels off (LAYERFLOW_NUMBA=0): the NumPy paths."""
+    os.environ["LAYERFLOW_NUMBA"] = "0"
+    w_fit(epochs, name="layerflow fit, NumPy kernels")
 
 
 def w_tape(epochs, module="layerflow", name="layerflow tape loop"):
@@ -186,13 +194,53 @@ def floor() -> str:
 
 WORKERS = [
     ("layerflow_fit", "self", w_fit),
+    ("layerflow_fit_numpy", "self", w_fit_numpy),
     ("layerflow_tape", "self", w_tape),
     ("tf_fit", "peers", w_tf_fit),
     ("torch", "peers", w_torch),
 ]
 
 
+def jit_pairs(rounds: int = 4, images: int = 7680) -> None:
+    """`fit` on `images` training images with the compiled kernels on and off, epochs
+    alternating in this process at one BLAS thread; prints process CPU (and wall) ms per
+    step, the medians of `rounds` epochs each (a loaded machine distorts CPU time least)."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    import layerflow as tf
+    from layerflow._src.backend import jit
+
+    xtr, ytr, _, _ = _data()
+    xtr, ytr = xtr[:images], ytr[:images]
+    steps = -(-images // BATCH)
+    net = _keras_lenet(tf)
+    net.compile(
+        optimizer=tf.keras.optimizers.SGD(learning_rate=LR),
+        loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    res: dict = {True: [], False: []}
+    with threadpool_limits(1):
+        for on in (True, False):  # traces, compiles the kernels
+            with jit.use(on):
+                net.fit(xtr[:1024], ytr[:1024], batch_size=BATCH, epochs=1, verbose=0)
+        for _ in range(rounds):
+            for on in (False, True):
+                with jit.use(on):
+                    c, w = time.process_time(), time.perf_counter()
+                    net.fit(xtr, ytr, batch_size=BATCH, epochs=1, verbose=0)
+                    res[on].append((time.process_time() - c, time.perf_counter() - w))
+    print(_common.machine_load())
+    for on, name in ((False, "NumPy paths"), (True, "compiled kernels")):
+        cpu, wall = (np.median([r[k] for r in res[on]]) / steps * 1e3 for k in (0, 1))
+        print(f"layerflow fit, {name}: {cpu:.2f} ms CPU, {wall:.2f} ms wall per step")
+
+
 def main() -> None:
+    if "--jit-pairs" in sys.argv:  # fit with the kernels on and off, alternating here
+        jit_pairs()
+        return
     _common.main(
         __file__, __doc__, WORKERS, default_epochs=2, timeout=3600, baseline="TF/Keras fit",
         title=f"LeNet on Fashion-MNIST, {{epochs}} epochs each, batch {BATCH}",

@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.backend import blas_threads
-from layerflow._src.ops import conv_threads
+from layerflow._src.ops import conv_direct, conv_threads
 
 
 def applies(cv: Any) -> bool:
@@ -122,7 +122,10 @@ def _run(shares: list[list[int]], work: Any) -> None:
 def forward(xp: Any, x: Any, w: Any, cv: Any, bias: Any, relu: bool,
             keep: bool) -> tuple[Any, Any, Any]:  # fmt: skip
     """`conv_kernels.conv_forward` by row frames: (NHWC view of the channels-first output,
-    None, the relu mask when `keep` and `relu`)."""
+    None, the relu mask when `keep` and `relu`). Few channels with 5-wide filters run by
+    `conv_direct` instead."""
+    if conv_direct.applies(xp, cv, x.dtype):
+        return conv_direct.forward(xp, x, w, cv, bias, relu, keep)
     (oh, ow) = cv.geo[0]
     g, mg = cv.g, cv.m // cv.g
     geo = _geometry(cv)
@@ -170,7 +173,24 @@ def backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_w: bo
     frames one slice of each frame per tap; each frame's interior is its image's input
     gradient. `mask` is the forward's relu mask (packed per chunk of `cv.plan`), or None. The
     filter and bias gradients are summed over the chunks in their order, so the result does
-    not depend on how many threads ran them."""
+    not depend on how many threads ran them. Few channels with 5-wide filters run by
+    `conv_direct` instead: the input gradient always, the filter gradient (and the bias's, dz
+    summed) where `conv_direct.filter_applies`."""
+    if conv_direct.applies(xp, cv, dy.dtype):
+        dz = _dz(xp, dy, cv, mask)
+        dx = conv_direct.input_grad(xp, w, dz, cv) if need_x else None
+        if conv_direct.filter_applies(cv):
+            return (dx, conv_direct.filter_grad(xp, x, dz, cv) if need_w else None,
+                    dz.sum(axis=(1, 2, 3)) if need_b else None)  # fmt: skip
+        if not (need_w or need_b):
+            return dx, None, None
+        return (dx,) + _backward(xp, x, w, dy, cv, False, need_w, need_b, mask)[1:]
+    return _backward(xp, x, w, dy, cv, need_x, need_w, need_b, mask)
+
+
+def _backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_w: bool,
+              need_b: bool, mask: Any) -> tuple[Any, Any, Any]:  # fmt: skip
+    """`backward` by row frames."""
     (oh, ow) = cv.geo[0]
     (t, _), (left, _) = cv.geo[1]
     g, mg, k = cv.g, cv.m // cv.g, cv.k
@@ -236,3 +256,16 @@ def backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_w: bo
             db += part
         db = db.reshape(cv.m)
     return dx, dw, db
+
+
+def _dz(xp: Any, dy: Any, cv: Any, mask: Any) -> Any:
+    """dz (M, N, OH, OW): dy, times the forward's relu mask (packed per chunk of `cv.plan`)."""
+    dyt = dy.transpose(3, 0, 1, 2)
+    if mask is None:
+        return dyt
+    (oh, ow) = cv.geo[0]
+    dz = xp.empty(dyt.shape, dtype=dy.dtype)
+    for i, (n0, n1) in enumerate(_chunks(cv)):
+        bits = xp.unpackbits(mask[i])[: cv.m * (n1 - n0) * oh * ow].view(bool)
+        xp.multiply(dyt[:, n0:n1], bits.reshape(cv.m, n1 - n0, oh, ow), out=dz[:, n0:n1])
+    return dz

@@ -20,7 +20,7 @@ import numpy as np
 from layerflow._src.autodiff.op import op, recording
 from layerflow._src.framework import errors
 from layerflow._src.ops import conv_kernels as _k
-from layerflow._src.ops import pool_jit
+from layerflow._src.ops import pool_avg, pool_jit
 from layerflow._src.ops.array_ops import transpose
 from layerflow._src.ops.math_ops import _as_tensor, reshape
 from layerflow._src.ops.pool_kernels import (
@@ -236,6 +236,8 @@ def _block_mean(xp: Any, x: Any, ksize: tuple, out_hw: tuple) -> Any:
     """Mean of non-overlapping windows by a reshape of the channels-first form: KH + KW - 2
     adds of whole rows, no padding, no window counts; the result is channels-first too."""
     (kh, kw), (oh, ow) = ksize, out_hw
+    if pool_avg.applies(xp, x.dtype, ksize):  # the same sums in one compiled pass
+        return pool_avg.block_mean(x, ksize, out_hw)
     xc = _k.cf(xp, x)[:, :, : oh * kh, : ow * kw]
     c, n = xc.shape[:2]
     a = xc.reshape(c * n, oh, kh, ow, kw)
@@ -253,6 +255,8 @@ def _block_spread(xp: Any, dy: Any, x_shape: tuple, ksize: tuple) -> Any:
     """The gradient of `_block_mean`: each output's share copied to its window (a repeat
     along the rows, then whole rows broadcast down each window)."""
     (kh, kw), (n, oh, ow, c) = ksize, dy.shape
+    if pool_avg.applies(xp, dy.dtype, ksize):
+        return pool_avg.block_spread(dy, x_shape, ksize)
     share = _k.cf(xp, dy) * dy.dtype.type(1.0 / (kh * kw))
     wide = xp.repeat(share, kw, axis=3) if kw > 1 else share
     blocks = xp.empty((c, n, oh, kh, ow * kw), dtype=dy.dtype)
