@@ -40,6 +40,7 @@ from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.variables import Variable
 from layerflow._src.function import allocator as _allocator
 from layerflow._src.function import buffers as _buffers
+from layerflow._src.function import fusion as _fusion
 from layerflow._src.function import loop_gradient as _loop_gradient
 from layerflow._src.function import optimize as _optimize
 from layerflow._src.function.graph import Const, Graph, Step, suspended
@@ -177,18 +178,21 @@ def _compile_into(step: Step, device: backend.Device, buffer: int, plain: Runner
     into = _buffers.INTO[step.fn.name][0]
     fetch = _fetcher(step.refs)
     rest = step.rest
-    slot = step.outs[0]
+    slot, *others = step.outs
 
     def run_into(env: list[Any]) -> None:
         out = env[buffer]
         try:
-            into(xp, out, *fetch(env), *rest)
+            more = into(xp, out, *fetch(env), *rest)
         except Exception as err:  # noqa: BLE001 - the op's own path raises the op's own error
             if isinstance(err, Warning):  # numpy's errors as warnings: the buffer is written
                 raise
             plain(env)
             return
         env[slot] = out
+        if others:  # an op with several results: the others come back (`buffers.MULTI`)
+            for s, v in zip(others, more):
+                env[s] = v
 
     return run_into
 
@@ -207,6 +211,12 @@ _IN_PLACE = {"assign_add": operator.iadd, "assign_sub": operator.isub}
 def _compile_assign(step: Step) -> Runner:
     """`var.assign*(value)`: checked at trace time, so only the in-place update is left (through
     `Variable._update`, which variables holding several copies override)."""
+    if step.fn == "sgd_update":  # `fusion.py`: sgd_delta and assign_sub in one pass
+        var, g_ref, s_ref = step.refs
+        get_g, get_s = _getter(g_ref), _getter(s_ref)
+        (index,) = step.rest
+        update = _fusion.sgd_update
+        return lambda env: update(var, get_g(env), get_s(env), index)
     var, ref = step.refs
     get = _getter(ref)
     fn = _IN_PLACE.get(step.fn)
@@ -352,6 +362,8 @@ class Plan:
             steps, outputs = _optimize.optimize(steps, graph, output_refs, device)
             needed = {r for r in outputs if type(r) is int}
             steps = _prune(steps, set(needed))
+            if _fusion.applies(device):
+                steps = _fusion.fuse(steps, graph, outputs, _reads)
             assignment = _buffers.assign(steps, graph, outputs, _reads)
         self.program_steps = steps
         self.buffer_specs = assignment.specs

@@ -1,0 +1,220 @@
+"""Fused steps of a plan: pairs of steps around a dense layer's GEMMs done in one pass.
+
+A training step spends its time outside the GEMMs in passes over arrays the GEMM before them
+just evicted from the caches, one NumPy call (and one plan step) each. Where the fused CPU
+kernels apply (`ops/fused_kernels.py`: numba enabled, the plan on the CPU), this pass rewrites
+the top-level steps:
+
+- `relu_grad(dy, y)` and the `reduce_sum(., axis 0)` of its result (a dense layer's masked
+  gradient and its bias gradient) become one step with both results;
+- `sparse_softmax_cross_entropy_with_logits_grad` and the `reduce_sum(., axis 0)` of its
+  result (the last layer's bias gradient) likewise;
+- `sgd_delta(g, scalars)` followed by `assign_sub(var, .)` (plain SGD) becomes one in-place
+  update `var -= lr g` (an "assign" step, through `Variable._update`), without the `lr g` array.
+
+Each fused step gives the bits of the steps it replaces (the kernels' module says how), and
+runs the replaced steps' own NumPy code where a kernel does not apply at run time (CuPy
+arrays, `jit.use(False)`, other layouts or dtypes, and the batch sizes where `reduce_sum` sums
+by a GEMV: its summation order, not the kernels'). The fused step stands where the first of
+its pair stood (a `reduce_sum` reads only a slot, so it may move up; SGD's pair must be
+adjacent). `Plan.replay` runs the traced steps, never these.
+
+Measured on the seed MLP's compiled train step, see `bench/README.md` ("MLP: fused kernels").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from layerflow._src import backend
+from layerflow._src.autodiff.op import Primitive
+from layerflow._src.backend import jit
+from layerflow._src.function.graph import Const, Graph, Step
+from layerflow._src.ops import fused_kernels
+from layerflow._src.ops.core_ops import _reduce_sum
+from layerflow._src.ops.nn_ops import _check_labels, _class_major, _sparse_xent, _sparse_xent_grad
+
+# `reduce_sum` over the leading axis of at least this many rows sums by a GEMV with a ones
+# vector (`ops/core_ops.py`); below it NumPy adds row after row, as the kernels do. The fused
+# steps take `reduce_sum`'s own path from here on (a test pins both sides of the threshold).
+_GEMV_ROWS = 1024
+_SUM_PRIM = _reduce_sum.prim
+_XENT_PRIM = _sparse_xent_grad.prim
+_LOSS_PRIM = _sparse_xent.prim
+
+
+def _bias_sum(xp: Any, g: Any, total: Any) -> Any:
+    """The kernel's row-by-row sum where `reduce_sum` would give the same bits, else its own."""
+    if total is not None and g.shape[0] < _GEMV_ROWS:
+        return total
+    return _SUM_PRIM.forward(xp, g, (0,), False)
+
+
+def relu_grad_bias_into(xp: Any, out: Any, dy: Any, y: Any) -> tuple[Any]:
+    """`out = dy * (y > 0)`; returns `(out.sum(axis=0),)` (the plan's buffer protocol:
+    `buffers.INTO`, the first result written into `out`, the others returned)."""
+    total = fused_kernels.relu_grad_sum(xp, out, dy, y)
+    return (_bias_sum(xp, out, total),)
+
+
+def _relu_grad_bias(xp: Any, dy: Any, y: Any) -> tuple[Any, Any]:
+    out = xp.empty_like(dy) if dy.dtype == y.dtype else xp.empty(dy.shape, np.result_type(dy, y))
+    (total,) = relu_grad_bias_into(xp, out, dy, y)
+    return out, total
+
+
+def _xent_grad_bias(xp: Any, dy: Any, logits: Any, labels: Any, backprop: Any) -> tuple[Any, Any]:
+    if backprop is None and _class_major(logits, labels):
+        fused = fused_kernels.xent(logits, labels, dy, loss=False, grad=True)
+        if fused is not None:
+            _, g, total, bad = fused
+            if bad >= 0:
+                _check_labels(labels, logits.shape[-1])  # raises the op's own error
+            return g, _bias_sum(xp, g, total)
+    g = _XENT_PRIM.forward(xp, dy, logits, labels, backprop)
+    return g, _SUM_PRIM.forward(xp, g, (0,), False)
+
+
+def _xent_loss_grad_bias(xp: Any, logits: Any, labels: Any, dy: Any) -> tuple[Any, Any, Any]:
+    """The loss forward, its gradient and the gradient's bias sum from one softmax."""
+    if _class_major(logits, labels):
+        fused = fused_kernels.xent(logits, labels, dy, loss=True, grad=True)
+        if fused is not None:
+            loss, g, total, bad = fused
+            if bad >= 0:
+                _check_labels(labels, logits.shape[-1])
+            return loss, g, _bias_sum(xp, g, total)
+    loss = _LOSS_PRIM.forward(xp, logits, labels)[0]
+    return (loss, *_xent_grad_bias(xp, dy, logits, labels, None))
+
+
+RELU_GRAD_BIAS = Primitive("relu_grad_bias_grad", _relu_grad_bias, 2, True, True, False, False)
+XENT_GRAD_BIAS = Primitive("sparse_softmax_cross_entropy_with_logits_grad_bias_grad",
+                           _xent_grad_bias, 3, True, False, False, False)  # fmt: skip
+XENT_LOSS_GRAD_BIAS = Primitive("sparse_softmax_cross_entropy_with_logits_and_grads",
+                                _xent_loss_grad_bias, 3, True, False, False, False)  # fmt: skip
+
+
+def sgd_update(var: Any, g: Any, scalars: Any, index: int) -> None:
+    """Plain SGD's `var -= lr g` in place (`optimizer_ops.sgd_delta`'s `lr`, rounded alike)."""
+    var._update(fused_kernels.sgd_update, g, scalars[index].astype(g.dtype))
+
+
+# --- the rewrite -------------------------------------------------------------------------------
+
+
+def applies(device: backend.Device) -> bool:
+    """Whether plans on `device` get fused steps (the CPU, with the kernels enabled)."""
+    return device.xp is np and jit.enabled()
+
+
+def _sums_leading_axis(step: Step, slot: int, graph: Graph) -> bool:
+    spec = graph.specs.get(slot)
+    return (
+        step.kind == "op"
+        and step.fn is _SUM_PRIM
+        and step.refs == [slot]
+        and not step.kwargs
+        and tuple(step.rest) == ((0,), False)
+        and spec is not None
+        and len(spec.shape) == 2
+    )
+
+
+def fuse(steps: list[Step], graph: Graph, outputs: list[Any], reads: Any) -> list[Step]:
+    """The steps with the fusable pairs replaced (see the module docstring); `reads(step)`
+    gives the slots a step reads (sub-blocks included)."""
+    readers: dict[int, list[int]] = {}
+    for i, s in enumerate(steps):
+        for r in reads(s):
+            readers.setdefault(r, []).append(i)
+    defined = {o: i for i, s in enumerate(steps) for o in s.outs}
+    returned = {r for r in outputs if type(r) is int}
+    drop: set[int] = set()
+    out: list[Step] = []
+    for i, step in enumerate(steps):
+        if i in drop:
+            continue
+        fused = None
+        if step.kind == "op" and not step.kwargs and len(step.outs) == 1:
+            if step.fn.name == "relu_grad" and not step.rest:
+                fused = _with_bias_sum(step, RELU_GRAD_BIAS, i, steps, graph, readers)
+            elif step.fn is _XENT_PRIM and step.rest == (None,):
+                fused = _with_bias_sum(step, XENT_GRAD_BIAS, i, steps, graph, readers)
+            elif step.fn is _LOSS_PRIM and not step.rest:
+                fused = _xent_all(step, i, steps, graph, readers, defined, drop)
+            elif step.fn.name == "sgd_delta" and i + 1 < len(steps):
+                fused = _sgd(step, i, steps, readers, returned)
+        if fused is None:
+            out.append(step)
+            continue
+        new, gone = fused
+        drop.update(gone)
+        out.append(new)
+    return out
+
+
+def _with_bias_sum(step: Step, prim: Primitive, i: int, steps: list[Step], graph: Graph,
+                   readers: dict[int, list[int]]) -> tuple[Step, int] | None:  # fmt: skip
+    (slot,) = step.outs
+    j = _bias_sum_of(slot, i, steps, graph, readers)
+    if j is None:
+        return None
+    new = Step("op", prim, list(step.refs), step.rest, {}, [slot, steps[j].outs[0]])
+    new.extra = step.extra  # the user's line, for errors
+    return new, (j,)
+
+
+def _bias_sum_of(slot: int, i: int, steps: list[Step], graph: Graph,
+                 readers: dict[int, list[int]]) -> int | None:  # fmt: skip
+    for j in readers.get(slot, []):
+        if j > i and _sums_leading_axis(steps[j], slot, graph):
+            return j
+    return None
+
+
+def _xent_all(step: Step, i: int, steps: list[Step], graph: Graph,
+              readers: dict[int, list[int]], defined: dict[int, int],
+              drop: set[int]) -> tuple[Step, tuple[int, ...]] | None:  # fmt: skip
+    """The loss forward (a compiled `fit` computes it for the loss metric), its gradient
+    (recomputing the softmax) and the bias sum, from one softmax at the forward's place."""
+    logits, labels = step.refs
+    if type(logits) is not int or not isinstance(labels, int | Const):
+        return None
+    for j in readers.get(logits, []):
+        grad = steps[j]
+        if j <= i or j in drop or grad.fn is not _XENT_PRIM or grad.rest != (None,):
+            continue
+        if grad.kind != "op" or grad.kwargs or grad.refs[1:] != [logits, labels]:
+            continue
+        dy = grad.refs[0]
+        # dy is read at the forward's place: a constant (the mean's folded seed) or a slot
+        # defined before it (a Variable could change in between: the loss metric's updates).
+        if not (isinstance(dy, Const) or type(dy) is int and defined.get(dy, i) < i):
+            return None
+        k = _bias_sum_of(grad.outs[0], j, steps, graph, readers)
+        if k is None:
+            return None
+        outs = [step.outs[0], grad.outs[0], steps[k].outs[0]]
+        new = Step("op", XENT_LOSS_GRAD_BIAS, [logits, labels, dy], (), {}, outs)
+        new.extra = step.extra
+        return new, (j, k)
+    return None
+
+
+def _sgd(delta: Step, i: int, steps: list[Step], readers: dict[int, list[int]],
+         returned: set[int]) -> tuple[Step, int] | None:  # fmt: skip
+    (d,) = delta.outs
+    nxt = steps[i + 1]
+    if len(delta.refs) != 2 or not all(type(r) is int for r in delta.refs):
+        return None  # a Variable operand could change between the two steps' places
+    if nxt.kind != "assign" or nxt.fn != "assign_sub" or nxt.refs[1] != d or d in returned:
+        return None
+    if len(readers.get(d, [])) != 1:
+        return None
+    var = nxt.refs[0]
+    new = Step("assign", "sgd_update", [var, *delta.refs], (delta.rest[0],), {}, [],
+               stateful=True)  # fmt: skip
+    return new, (i + 1,)  # the pair is adjacent: the fused step may stand at either place
