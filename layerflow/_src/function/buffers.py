@@ -134,6 +134,7 @@ FRESH = frozenset(
         "sparse_softmax_cross_entropy_with_logits_grad",
         fusion.XENT_GRAD_BIAS.name,
         fusion.XENT_LOSS_GRAD_BIAS.name,
+        fusion.ACCURACY_TOTAL_COUNT.name,
         *INTO,
     )
 )

@@ -32,7 +32,7 @@ from layerflow._src import backend
 from layerflow._src.autodiff.op import Primitive
 from layerflow._src.backend import jit
 from layerflow._src.function.graph import Const, Graph, Step
-from layerflow._src.ops import fused_kernels
+from layerflow._src.ops import fused_kernels, metric_ops
 from layerflow._src.ops.core_ops import _reduce_sum
 from layerflow._src.ops.nn_ops import _check_labels, _class_major, _sparse_xent, _sparse_xent_grad
 
@@ -43,6 +43,8 @@ _GEMV_ROWS = 1024
 _SUM_PRIM = _reduce_sum.prim
 _XENT_PRIM = _sparse_xent_grad.prim
 _LOSS_PRIM = _sparse_xent.prim
+_ACCURACY_PRIM = metric_ops.sparse_categorical_accuracy.prim
+_SUM_COUNT_PRIM = metric_ops._sum_and_count.prim
 
 
 def _bias_sum(xp: Any, g: Any, total: Any) -> Any:
@@ -97,6 +99,20 @@ XENT_LOSS_GRAD_BIAS = Primitive("sparse_softmax_cross_entropy_with_logits_and_gr
                                 _xent_loss_grad_bias, 3, True, False, False, False)  # fmt: skip
 
 
+def _accuracy_total_count(xp: Any, labels: Any, logits: Any, dtype: Any) -> tuple[Any, Any]:
+    """`metric_sum_and_count(sparse_categorical_accuracy_values(labels, logits))`: the number
+    of hits counted in one pass (their float64 sum is exact: the same bits)."""
+    hits = fused_kernels.argmax_hits(logits, labels) if xp is np else None
+    if hits is None:
+        values = _ACCURACY_PRIM.forward(xp, labels, logits)
+        return _SUM_COUNT_PRIM.forward(xp, [values], dtype)
+    return np.asarray(float(hits), dtype=dtype), np.asarray(float(labels.size), dtype=dtype)
+
+
+ACCURACY_TOTAL_COUNT = Primitive("sparse_categorical_accuracy_total_and_count",
+                                 _accuracy_total_count, 2, True, False, False, False)  # fmt: skip
+
+
 def sgd_update(var: Any, g: Any, scalars: Any, index: int) -> None:
     """Plain SGD's `var -= lr g` in place (`optimizer_ops.sgd_delta`'s `lr`, rounded alike)."""
     var._update(fused_kernels.sgd_update, g, scalars[index].astype(g.dtype))
@@ -133,11 +149,20 @@ def fuse(steps: list[Step], graph: Graph, outputs: list[Any], reads: Any) -> lis
     defined = {o: i for i, s in enumerate(steps) for o in s.outs}
     returned = {r for r in outputs if type(r) is int}
     drop: set[int] = set()
+    later: dict[int, Step] = {}  # a fused step that stands at the place of its second step
     out: list[Step] = []
     for i, step in enumerate(steps):
+        if i in later:
+            out.append(later.pop(i))
+            continue
         if i in drop:
             continue
         fused = None
+        if step.fn is _ACCURACY_PRIM and step.kind == "op":
+            moved = _accuracy(step, i, steps, readers, returned)
+            if moved is not None:
+                later[moved[1]] = moved[0]
+                continue
         if step.kind == "op" and not step.kwargs and len(step.outs) == 1:
             if step.fn.name == "relu_grad" and not step.rest:
                 fused = _with_bias_sum(step, RELU_GRAD_BIAS, i, steps, graph, readers)
@@ -202,6 +227,28 @@ def _xent_all(step: Step, i: int, steps: list[Step], graph: Graph,
         new.extra = step.extra
         return new, (j, k)
     return None
+
+
+def _accuracy(step: Step, i: int, steps: list[Step], readers: dict[int, list[int]],
+              returned: set[int]) -> tuple[Step, int] | None:  # fmt: skip
+    """Accuracy values only summed and counted by a Mean metric: one step at the metric's
+    place (its operands are slots or constants, so reading them later reads the same)."""
+    (v,) = step.outs
+    if step.kwargs or step.rest or not all(type(r) is int or isinstance(r, Const)
+                                           for r in step.refs):  # fmt: skip
+        return None
+    users = readers.get(v, [])
+    if len(users) != 1 or v in returned:
+        return None
+    (j,) = users
+    count = steps[j]
+    if count.kind != "op" or count.fn is not _SUM_COUNT_PRIM or count.refs != [v]:
+        return None
+    if count.kwargs or len(count.rest) != 1 or len(count.outs) != 2:
+        return None
+    new = Step("op", ACCURACY_TOTAL_COUNT, list(step.refs), count.rest, {}, list(count.outs))
+    new.extra = count.extra
+    return new, j
 
 
 def _sgd(delta: Step, i: int, steps: list[Step], readers: dict[int, list[int]],

@@ -140,6 +140,29 @@ def _sgd_kernel(w, g, lr):  # pragma: no cover - compiled
         w[i] -= g[i] * lr
 
 
+@jit.kernel
+def _argmax_hits_kernel(p, labels):  # pragma: no cover - compiled
+    # How many rows' first largest entry (np.argmax: the first NaN, else the first maximum)
+    # sits at the label.
+    n, c = p.shape
+    hits = 0
+    for b in range(n):
+        best = 0
+        m = p[b, 0]
+        if m == m:
+            for k in range(1, c):
+                v = p[b, k]
+                if v != v:
+                    best = k
+                    break
+                if v > m:
+                    m = v
+                    best = k
+        if best == labels[b]:
+            hits += 1
+    return hits
+
+
 # --- entry points (kernel or NumPy path) -------------------------------------------------------
 
 # Below this many elements the NumPy path's two ufunc calls cost about what one kernel call's
@@ -218,3 +241,18 @@ def sgd_update(w: Any, g: Any, lr: Any) -> None:
         _sgd_kernel(w, g, lr)
         return
     w -= g * lr
+
+
+def argmax_hits(p: Any, labels: Any) -> int | None:
+    """How many rows of `p` (batch, classes) have their argmax at the integer label, or None
+    where the kernel does not apply."""
+    if p.ndim != 2 or p.shape[1] == 0 or labels.shape != p.shape[:1]:
+        return None
+    if type(labels) is not np.ndarray or not _small_ints(labels.dtype) or not use_kernels(p):
+        return None
+    return int(_argmax_hits_kernel(p, np.ascontiguousarray(labels)))
+
+
+def _small_ints(dtype: Any) -> bool:
+    """Signed integers, or unsigned ones that compare with int64 as they are."""
+    return dtype.kind == "i" or dtype.kind == "u" and dtype.itemsize < 8
