@@ -60,18 +60,16 @@ def _relu_grad_sum_kernel(dy, y, zero, out, total):  # pragma: no cover - compil
     # chain), and a loop that reads and writes one array is not vectorized (3x slower).
     n, c = dy.shape
     row = np.empty(c, dy.dtype)
+    for j in range(c):
+        total[j] = zero  # NumPy's sums start from +0.0: a sum of -0.0s is +0.0
     for i in range(n):
         for j in range(c):
             v = dy[i, j]
             if not y[i, j] > 0:
                 v = v * zero  # dy * False: -0.0 for a negative dy, NaN for inf or NaN
             row[j] = v
-        if i == 0:
-            for j in range(c):
-                total[j] = row[j]
-        else:
-            for j in range(c):
-                total[j] += row[j]
+        for j in range(c):
+            total[j] += row[j]
         for j in range(c):
             out[i, j] = row[j]
 
@@ -100,22 +98,26 @@ def _xent_shift_kernel(logits, labels, z, picked):  # pragma: no cover - compile
 
 
 @jit.kernel
-def _row_sums_kernel(e, s):  # pragma: no cover - compiled
+def _row_sums_kernel(e, zero, s):  # pragma: no cover - compiled
     n, c = e.shape
     for b in range(n):
-        t = e[b, 0]
-        for k in range(1, c):
+        t = zero  # NumPy's sums start from +0.0
+        for k in range(c):
             t += e[b, k]
         s[b] = t
 
 
 @jit.kernel
 def _xent_grad_kernel(e, labels, dy, scale, one, s, out, total):  # pragma: no cover - compiled
-    # s = row sums of e; out = (e / s - one_hot) (* dy when `scale`); total = out's column sums.
+    # s = row sums of e; out = (e / s - one_hot) (* dy when `scale`); total = out's column
+    # sums. Every sum starts from +0.0, as NumPy's do.
     n, c = e.shape
+    zero = one - one
+    for k in range(c):
+        total[k] = zero
     for b in range(n):
-        t = e[b, 0]
-        for k in range(1, c):
+        t = zero
+        for k in range(c):
             t += e[b, k]
         s[b] = t
         label = labels[b]
@@ -126,10 +128,7 @@ def _xent_grad_kernel(e, labels, dy, scale, one, s, out, total):  # pragma: no c
             if scale:
                 v = v * dy[b]
             out[b, k] = v
-            if b == 0:
-                total[k] = v
-            else:
-                total[k] += v
+            total[k] += v
 
 
 @jit.kernel
@@ -227,7 +226,7 @@ def xent(logits: Any, labels: Any, dy: Any = None, loss: bool = True,
         _xent_grad_kernel(z, labels, dy if scale else picked, scale, logits.dtype.type(1), s,
                           out, total)  # fmt: skip
     else:
-        _row_sums_kernel(z, s)
+        _row_sums_kernel(z, logits.dtype.type(0), s)
     values = None
     if loss:
         values = np.log(s, out=s)
