@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.autodiff.op import input_needed, op, recording
+from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import errors
 from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.tensor import Tensor
@@ -203,6 +204,16 @@ def _sparse_xent_grad_class_major(xp: Any, dy: Any, logits: Any, labels: Any) ->
     return xp.ascontiguousarray(z.T)
 
 
+# Spec rules: a trace gets the output specs without running the forward on placeholders (which
+# would import numba and load the fused kernels inside the trace).
+@_sparse_xent.spec
+def _(logits: Any, labels: Any) -> Any:
+    lead = tuple(logits.shape[:-1])
+    if len(labels.shape) == len(lead):  # a size either one knows
+        lead = tuple(a if a is not None else b for a, b in zip(lead, labels.shape))
+    return ArraySpec(lead, logits.dtype)
+
+
 @_sparse_xent.grad
 def _(dy: Any, out: Any, logits: Any, labels: Any, saved: Any = None) -> Any:
     return _sparse_xent_grad(dy, logits, labels, saved), None
@@ -234,6 +245,11 @@ def _sparse_xent_grad(xp: Any, dy: Any, logits: Any, labels: Any, backprop: Any)
         backprop /= backprop.sum(axis=-1, keepdims=True)
         backprop.reshape(labels.size, n)[xp.arange(labels.size), labels.reshape(-1)] -= 1
     return dy[..., None] * backprop
+
+
+@_sparse_xent_grad.spec
+def _(dy: Any, logits: Any, labels: Any, backprop: Any) -> Any:
+    return ArraySpec(tuple(logits.shape), np.result_type(dy.dtype, logits.dtype))
 
 
 @_sparse_xent_grad.grad
