@@ -54,7 +54,7 @@ def _fit_plan(tf, net, batch):
         loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
     )
-    net.fit(*batch, batch_size=BATCH, epochs=1, verbose=0)
+    net.fit(*batch, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)  # traces
     return next(iter(net.train_function.function._traces.values()))._plan
 
 
