@@ -8,16 +8,20 @@ the top-level steps:
 - `relu_grad(dy, y)` and the `reduce_sum(., axis 0)` of its result (a dense layer's masked
   gradient and its bias gradient) become one step with both results;
 - `sparse_softmax_cross_entropy_with_logits_grad` and the `reduce_sum(., axis 0)` of its
-  result (the last layer's bias gradient) likewise;
+  result (the last layer's bias gradient) likewise, and with the loss forward too where the
+  program keeps it (a compiled `fit`'s loss metric): one softmax for all three;
 - `sgd_delta(g, scalars)` followed by `assign_sub(var, .)` (plain SGD) becomes one in-place
-  update `var -= lr g` (an "assign" step, through `Variable._update`), without the `lr g` array.
+  update `var -= lr g` (an "assign" step, through `Variable._update`), without the `lr g` array;
+- `sparse_categorical_accuracy_values` only summed and counted by a Mean metric becomes a
+  count of argmax hits.
 
 Each fused step gives the bits of the steps it replaces (the kernels' module says how), and
 runs the replaced steps' own NumPy code where a kernel does not apply at run time (CuPy
 arrays, `jit.use(False)`, other layouts or dtypes, and the batch sizes where `reduce_sum` sums
-by a GEMV: its summation order, not the kernels'). The fused step stands where the first of
-its pair stood (a `reduce_sum` reads only a slot, so it may move up; SGD's pair must be
-adjacent). `Plan.replay` runs the traced steps, never these.
+by a GEMV: its summation order, not the kernels'). A fused step stands where the first of its
+steps stood (a `reduce_sum` reads only a slot, so it may move up; so may a gradient whose
+operands are slots, constants or a slot defined before; SGD's pair must be adjacent), the
+accuracy count where its metric stood. `Plan.replay` runs the traced steps, never these.
 
 Measured on the seed MLP's compiled train step, see `bench/README.md` ("MLP: fused kernels").
 """
@@ -34,7 +38,9 @@ from layerflow._src.backend import jit
 from layerflow._src.function.graph import Const, Graph, Step
 from layerflow._src.ops import fused_kernels, metric_ops
 from layerflow._src.ops.core_ops import _reduce_sum
+from layerflow._src.ops.math_ops import _relu_grad
 from layerflow._src.ops.nn_ops import _check_labels, _class_major, _sparse_xent, _sparse_xent_grad
+from layerflow._src.ops.optimizer_ops import _sgd_delta
 
 # `reduce_sum` over the leading axis of at least this many rows sums by a GEMV with a ones
 # vector (`ops/core_ops.py`); below it NumPy adds row after row, as the kernels do. The fused
@@ -45,6 +51,8 @@ _XENT_PRIM = _sparse_xent_grad.prim
 _LOSS_PRIM = _sparse_xent.prim
 _ACCURACY_PRIM = metric_ops.sparse_categorical_accuracy.prim
 _SUM_COUNT_PRIM = metric_ops._sum_and_count.prim
+_RELU_GRAD_PRIM = _relu_grad.prim
+_SGD_DELTA_PRIM = _sgd_delta.prim
 
 
 def _bias_sum(xp: Any, g: Any, total: Any) -> Any:
@@ -164,13 +172,13 @@ def fuse(steps: list[Step], graph: Graph, outputs: list[Any], reads: Any) -> lis
                 later[moved[1]] = moved[0]
                 continue
         if step.kind == "op" and not step.kwargs and len(step.outs) == 1:
-            if step.fn.name == "relu_grad" and not step.rest:
+            if step.fn is _RELU_GRAD_PRIM and not step.rest:
                 fused = _with_bias_sum(step, RELU_GRAD_BIAS, i, steps, graph, readers)
             elif step.fn is _XENT_PRIM and step.rest == (None,):
                 fused = _with_bias_sum(step, XENT_GRAD_BIAS, i, steps, graph, readers)
             elif step.fn is _LOSS_PRIM and not step.rest:
                 fused = _xent_all(step, i, steps, graph, readers, defined, drop)
-            elif step.fn.name == "sgd_delta" and i + 1 < len(steps):
+            elif step.fn is _SGD_DELTA_PRIM and i + 1 < len(steps):
                 fused = _sgd(step, i, steps, readers, returned)
         if fused is None:
             out.append(step)
@@ -182,7 +190,7 @@ def fuse(steps: list[Step], graph: Graph, outputs: list[Any], reads: Any) -> lis
 
 
 def _with_bias_sum(step: Step, prim: Primitive, i: int, steps: list[Step], graph: Graph,
-                   readers: dict[int, list[int]]) -> tuple[Step, int] | None:  # fmt: skip
+                   readers: dict[int, list[int]]) -> tuple[Step, tuple[int]] | None:  # fmt: skip
     (slot,) = step.outs
     j = _bias_sum_of(slot, i, steps, graph, readers)
     if j is None:
@@ -210,14 +218,15 @@ def _xent_all(step: Step, i: int, steps: list[Step], graph: Graph,
         return None
     for j in readers.get(logits, []):
         grad = steps[j]
-        if j <= i or j in drop or grad.fn is not _XENT_PRIM or grad.rest != (None,):
+        if j <= i or j in drop or grad.kind != "op" or grad.fn is not _XENT_PRIM:
             continue
-        if grad.kind != "op" or grad.kwargs or grad.refs[1:] != [logits, labels]:
+        if grad.rest != (None,) or grad.kwargs or grad.refs[1:] != [logits, labels]:
             continue
         dy = grad.refs[0]
         # dy is read at the forward's place: a constant (the mean's folded seed) or a slot
-        # defined before it (a Variable could change in between: the loss metric's updates).
-        if not (isinstance(dy, Const) or type(dy) is int and defined.get(dy, i) < i):
+        # defined before it, or an input (a Variable could change in between: the loss
+        # metric's updates).
+        if not (isinstance(dy, Const) or type(dy) is int and defined.get(dy, -1) < i):
             return None
         k = _bias_sum_of(grad.outs[0], j, steps, graph, readers)
         if k is None:
@@ -252,7 +261,7 @@ def _accuracy(step: Step, i: int, steps: list[Step], readers: dict[int, list[int
 
 
 def _sgd(delta: Step, i: int, steps: list[Step], readers: dict[int, list[int]],
-         returned: set[int]) -> tuple[Step, int] | None:  # fmt: skip
+         returned: set[int]) -> tuple[Step, tuple[int]] | None:  # fmt: skip
     (d,) = delta.outs
     nxt = steps[i + 1]
     if len(delta.refs) != 2 or not all(type(r) is int for r in delta.refs):
