@@ -166,6 +166,18 @@ def test_sgd_update_matches_numpy(dtype, shape):
     _bits_equal(got2, want)
 
 
+def test_sgd_update_of_a_scalar_variable():
+    w = np.array(1.0, np.float32)
+    fk.sgd_update(w, np.array(0.3, np.float32), np.float32(0.1))
+    assert w.shape == () and w == np.float32(1.0) - np.float32(0.3) * np.float32(0.1)
+
+
+def test_cross_entropy_leaves_uint64_labels_to_the_numpy_path():
+    logits = np.zeros((8, 2), np.float32)
+    assert fk.xent(logits, np.zeros(8, np.uint64), None) is None
+    assert fk.xent(logits, np.zeros(8, np.uint8), None) is not None
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_argmax_hits_counts_as_numpy_argmax(dtype):
     rng = np.random.default_rng(7)

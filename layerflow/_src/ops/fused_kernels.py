@@ -203,7 +203,7 @@ def xent(logits: Any, labels: Any, dy: Any = None, loss: bool = True,
     Sums over classes run in class order, as NumPy's class-major sums do (`nn_ops`)."""
     if logits.ndim != 2 or logits.shape[0] == 0 or logits.shape[1] == 0:
         return None
-    if type(labels) is not np.ndarray or labels.dtype.kind not in "iu":
+    if type(labels) is not np.ndarray or not _small_ints(labels.dtype):
         return None
     if labels.shape != logits.shape[:1] or not use_kernels(logits):
         return None
