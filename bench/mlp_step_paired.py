@@ -11,7 +11,8 @@ batches. Batches are gathered once, before timing: the figures are the step alon
 
 `--base-host-optimizer` also runs the base with the optimizer forced into one host step (what
 `mlp_epoch.py` did before issue 12's traced optimizer). `--no-policy` adds this checkout with
-its BLAS-thread policy switched off (OpenBLAS's own choice, as NumPy runs). `--contention`
+its BLAS-thread policy switched off (OpenBLAS's own choice, as NumPy runs); `--no-kernels`
+adds it with the fused numba kernels off (`LAYERFLOW_NUMBA=0`). `--contention`
 runs the rounds twice, quiet then beside a busy-loop process that keeps one core busy
 (`_common.busy_core`), and prints both tables and each row's slowdown.
 """
@@ -108,6 +109,8 @@ def _layerflow_step(host_optimizer, policy=True):
 
 
 def worker(mode):
+    if mode == "layerflow-nokernels":
+        os.environ["LAYERFLOW_NUMBA"] = "0"  # read at the first kernel check (`backend/jit`)
     import numpy as np
 
     sys.path.insert(0, str(HERE))
@@ -143,6 +146,7 @@ def main() -> None:
     ap.add_argument("--base-host-optimizer", action="store_true")
     ap.add_argument("--rounds", type=int, default=60)
     ap.add_argument("--no-policy", action="store_true")
+    ap.add_argument("--no-kernels", action="store_true")
     ap.add_argument("--contention", action="store_true")
     ap.add_argument("--worker")
     args = ap.parse_args()
@@ -157,6 +161,8 @@ def main() -> None:
             runs["layerflow (base), host optimizer"] = (args.base, "layerflow-host")
     if args.no_policy:
         runs["layerflow (this checkout), no thread policy"] = (root, "layerflow-nopolicy")
+    if args.no_kernels:
+        runs["layerflow (this checkout), no numba kernels"] = (root, "layerflow-nokernels")
     runs["numpy (hand-written)"] = (root, "numpy")
     runs["GEMM-only floor"] = (root, "floor")
     env = {

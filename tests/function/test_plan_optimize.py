@@ -2,8 +2,10 @@
 are, buffers that never leak into results, variables or constants."""
 
 import numpy as np
+import pytest
 
 import layerflow as tf
+from layerflow._src.backend import jit
 from layerflow._src.function.plan import Plan
 
 
@@ -22,7 +24,9 @@ def _arrays(*tensors):
 
 
 def _names(plan):
-    return [s.fn.name if s.kind == "op" else s.kind for s in plan.program_steps]
+    """Op names, an assignment's kind ("assign_sub", "sgd_update"), else the step's kind."""
+    return [s.fn.name if s.kind == "op" else s.fn if s.kind == "assign" else s.kind
+            for s in plan.program_steps]  # fmt: skip
 
 
 def _mlp_grads(params):
@@ -323,9 +327,19 @@ def test_operands_from_slots_constants_and_variables_in_any_mix():
         np.testing.assert_array_equal(g.numpy(), w.numpy())
 
 
-def test_compiled_sgd_writes_its_decrement_over_the_gradients_buffer_with_eager_bits():
-    # `sgd_delta` (lr g) is pooled: it writes over the weight gradient's dying buffer, so the
-    # optimizer's scratch array is never allocated; the variables get the eager steps' bits.
+@pytest.mark.parametrize("kernels", [False, True])
+def test_compiled_sgd_writes_its_decrement_over_the_gradients_buffer_with_eager_bits(kernels):
+    # NumPy path: `sgd_delta` (lr g) is pooled: it writes over the weight gradient's dying
+    # buffer, so the optimizer's scratch array is never allocated. Kernels: `sgd_delta` and
+    # `assign_sub` are one in-place step (`function/fusion.py`), no `lr g` array at all.
+    # Either way the variables get the eager steps' bits.
+    if kernels and not jit.available():
+        pytest.skip("numba is not installed")
+    with jit.use(kernels):
+        _check_compiled_sgd(kernels)
+
+
+def _check_compiled_sgd(kernels):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((32, 20)).astype(np.float32)
     y = rng.integers(0, 5, 32)
@@ -365,5 +379,6 @@ def test_compiled_sgd_writes_its_decrement_over_the_gradients_buffer_with_eager_
     for before, sc in zip(scratch, opt._scratch.values()):
         np.testing.assert_array_equal(before, sc._array)
     plan = compiled.get_concrete_function(x, y)._plan
-    assert _names(plan).count("sgd_delta") == 4
+    assert _names(plan).count("sgd_update" if kernels else "sgd_delta") == 4
+    assert "sgd_delta" not in _names(plan) or not kernels
     assert [shape for shape, _ in plan.buffer_specs].count((20, 16)) == 1

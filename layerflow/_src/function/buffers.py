@@ -32,7 +32,9 @@ import numpy as np
 
 from layerflow._src.backend import blas_threads
 from layerflow._src.framework.variables import Variable
+from layerflow._src.function import fusion
 from layerflow._src.function.graph import Const, Graph, Step
+from layerflow._src.ops import fused_kernels
 
 Into = Callable[..., None]
 
@@ -83,9 +85,7 @@ def _dense(xp: Any, out: Any, x: Any, kernel: Any, bias: Any, relu: bool) -> Non
     xp.matmul(x, kernel, out=out)
     if t is not None:
         blas_threads.done(t)
-    out += bias
-    if relu:
-        xp.maximum(out, 0, out=out)
+    fused_kernels.bias_relu(xp, out, bias, relu)
 
 
 def _sgd_delta(xp: Any, out: Any, g: Any, s: Any, i: int, scratch: Any) -> None:
@@ -96,7 +96,8 @@ def _sgd_delta(xp: Any, out: Any, g: Any, s: Any, i: int, scratch: Any) -> None:
     xp.multiply(g, s[i].astype(g.dtype), out=out)
 
 
-# name -> (into, elementwise): elementwise ops may write over an input of the same shape.
+# name -> (into, elementwise): elementwise ops may write over an input of the same shape. An
+# op with several results (`MULTI`) writes its first into the buffer and returns the others.
 INTO: dict[str, tuple[Into, bool]] = {
     "add": (_binary("add"), True),
     "subtract": (_binary("subtract"), True),
@@ -116,7 +117,9 @@ INTO: dict[str, tuple[Into, bool]] = {
     "matmul": (_matmul, False),
     "dense": (_dense, False),
     "sgd_delta": (_sgd_delta, True),
+    "relu_grad_bias_grad": (fusion.relu_grad_bias_into, True),
 }
+MULTI = frozenset(("relu_grad_bias_grad",))
 # Ops whose inputs after the first are per-step scalars of another dtype (not elementwise
 # operands): only the first input's dtype must be the result's.
 _SCALAR_INPUTS = frozenset(("sgd_delta",))
@@ -125,8 +128,18 @@ _SCALAR_INPUTS = frozenset(("sgd_delta",))
 # Ops outside INTO whose result never shares memory with an input (every other op may return
 # a view, e.g. reshape): reading a pooled buffer through them does not extend its life.
 FRESH = frozenset(
-    ("reduce_sum", "reduce_mean", "sparse_softmax_cross_entropy_with_logits_grad", *INTO)
+    (
+        "reduce_sum",
+        "reduce_mean",
+        "sparse_softmax_cross_entropy_with_logits_grad",
+        fusion.XENT_GRAD_BIAS.name,
+        fusion.XENT_LOSS_GRAD_BIAS.name,
+        fusion.ACCURACY_TOTAL_COUNT.name,
+        *INTO,
+    )
 )
+# Assign steps that only read their value (the others may keep it: a variable's new array).
+_READ_ONLY_ASSIGNS = frozenset(("assign_add", "assign_sub", "sgd_update"))
 
 
 def _dtype(ref: Any, graph: Graph) -> Any:
@@ -141,9 +154,12 @@ def _dtype(ref: Any, graph: Graph) -> Any:
 
 def eligible(step: Step, graph: Graph) -> bool:
     """Whether the step's result can be written into a buffer of its spec."""
-    if step.kind != "op" or step.fn.name not in INTO or step.kwargs or len(step.outs) != 1:
+    if step.kind != "op" or step.fn.name not in INTO or step.kwargs:
         return False
-    if step.fn.multi_out or step.fn.saves or step.fn.list_input:
+    multi = step.fn.name in MULTI
+    if len(step.outs) != 1 + multi or step.fn.multi_out != multi:
+        return False
+    if step.fn.saves or step.fn.list_input:
         return False
     spec = graph.specs.get(step.outs[0])
     if spec is None or any(type(d) is not int for d in spec.shape):
@@ -186,7 +202,7 @@ def assign(steps: list[Step], graph: Graph, outputs: list[Any],
             continue
         seen = frozenset().union(*[views.get(r, frozenset()) for r in rs])
         if step.kind in ("host", "cond", "while", "while_grad") or (
-            step.kind == "assign" and step.fn not in ("assign_add", "assign_sub")
+            step.kind == "assign" and step.fn not in _READ_ONLY_ASSIGNS
         ):
             escaped |= seen
         for o in step.outs:

@@ -29,6 +29,7 @@ gradient flows through the function as through eager code.
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +41,7 @@ from layerflow._src.framework.tensor import Tensor
 from layerflow._src.framework.variables import Variable
 from layerflow._src.function import allocator as _allocator
 from layerflow._src.function import buffers as _buffers
+from layerflow._src.function import fusion as _fusion
 from layerflow._src.function import loop_gradient as _loop_gradient
 from layerflow._src.function import optimize as _optimize
 from layerflow._src.function.graph import Const, Graph, Step, suspended
@@ -177,18 +179,21 @@ def _compile_into(step: Step, device: backend.Device, buffer: int, plain: Runner
     into = _buffers.INTO[step.fn.name][0]
     fetch = _fetcher(step.refs)
     rest = step.rest
-    slot = step.outs[0]
+    slot, *others = step.outs
 
     def run_into(env: list[Any]) -> None:
         out = env[buffer]
         try:
-            into(xp, out, *fetch(env), *rest)
+            more = into(xp, out, *fetch(env), *rest)
         except Exception as err:  # noqa: BLE001 - the op's own path raises the op's own error
             if isinstance(err, Warning):  # numpy's errors as warnings: the buffer is written
                 raise
             plain(env)
             return
         env[slot] = out
+        if others:  # an op with several results: the others come back (`buffers.MULTI`)
+            for s, v in zip(others, more):
+                env[s] = v
 
     return run_into
 
@@ -207,6 +212,12 @@ _IN_PLACE = {"assign_add": operator.iadd, "assign_sub": operator.isub}
 def _compile_assign(step: Step) -> Runner:
     """`var.assign*(value)`: checked at trace time, so only the in-place update is left (through
     `Variable._update`, which variables holding several copies override)."""
+    if step.fn == "sgd_update":  # `fusion.py`: sgd_delta and assign_sub in one pass
+        var, g_ref, s_ref = step.refs
+        get_g, get_s = _getter(g_ref), _getter(s_ref)
+        (index,) = step.rest
+        update = _fusion.sgd_update
+        return lambda env: update(var, get_g(env), get_s(env), index)
     var, ref = step.refs
     get = _getter(ref)
     fn = _IN_PLACE.get(step.fn)
@@ -347,58 +358,103 @@ class Plan:
         self.n_slots = graph.n_slots
         self.input_slots = [t._slot for t in graph.inputs]
         steps, outputs = self.steps, output_refs
-        assignment = _buffers.Assignment()
         if optimize:
             steps, outputs = _optimize.optimize(steps, graph, output_refs, device)
-            needed = {r for r in outputs if type(r) is int}
-            steps = _prune(steps, set(needed))
-            assignment = _buffers.assign(steps, graph, outputs, _reads)
-        self.program_steps = steps
-        self.buffer_specs = assignment.specs
-        runners = []
-        for s in steps:
-            b = assignment.slot_buffer.get(s.outs[0]) if s.outs else None
-            runner = _compile(s, device)
-            if b is not None:
-                runner = _compile_into(s, device, self.n_slots + b, runner)
-            runners.append(runner)
-        # Liveness: after step i, drop the slots whose last reader it was.
-        last: dict[int, int] = {}
-        for i, s in enumerate(steps):
-            for r in _reads(s):
-                last[r] = i
-        keep = set(needed)
-        frees: list[list[int]] = [[] for _ in steps]
-        for slot, i in last.items():
-            if slot not in keep:
-                frees[i].append(slot)
-        for i, s in enumerate(steps):  # written, never read: dropped at once
-            for o in s.outs:
-                if o not in last and o not in keep:
-                    frees[i].append(o)
-        self.program = [(r, tuple(f)) for r, f in zip(runners, frees)]
-        self.out_gets = [_getter(r, alias_safe=False) for r in outputs]
+            steps = _prune(steps, {r for r in outputs if type(r) is int})
+        self._optimized = optimize
+        self._rewritten = (steps, outputs)
+        # The program (fused steps, buffers, runners) is built at the first call or look
+        # (`_build`): deciding on fused kernels imports numba (~0.2 s), which a trace need
+        # not pay.
+        self._lock = threading.Lock()
+        self._built = False
         # Sets of buffers not in use: a call takes one (a new one when another thread or a
         # nested call holds them all) and puts it back at its end.
         self._free_buffers: list[list[Any]] = []
+
+    def _build(self) -> None:
+        with self._lock:
+            if self._built:
+                return
+            device, graph = self.device, self.graph
+            steps, outputs = self._rewritten
+            assignment = _buffers.Assignment()
+            if self._optimized:
+                if _fusion.applies(device):
+                    steps = _fusion.fuse(steps, graph, outputs, _reads)
+                assignment = _buffers.assign(steps, graph, outputs, _reads)
+            runners = []
+            for s in steps:
+                b = assignment.slot_buffer.get(s.outs[0]) if s.outs else None
+                runner = _compile(s, device)
+                if b is not None:
+                    runner = _compile_into(s, device, self.n_slots + b, runner)
+                runners.append(runner)
+            # Liveness: after step i, drop the slots whose last reader it was.
+            last: dict[int, int] = {}
+            for i, s in enumerate(steps):
+                for r in _reads(s):
+                    last[r] = i
+            keep = {r for r in outputs if type(r) is int}
+            frees: list[list[int]] = [[] for _ in steps]
+            for slot, i in last.items():
+                if slot not in keep:
+                    frees[i].append(slot)
+            for i, s in enumerate(steps):  # written, never read: dropped at once
+                for o in s.outs:
+                    if o not in last and o not in keep:
+                        frees[i].append(o)
+            self._program_steps = steps
+            self._buffer_specs = assignment.specs
+            self._program = [(r, tuple(f)) for r, f in zip(runners, frees)]
+            self._out_gets = [_getter(r, alias_safe=False) for r in outputs]
+            self._built = True
+
+    @property
+    def program_steps(self) -> list[Step]:
+        """The steps the program runs (rewritten, fused)."""
+        if not self._built:
+            self._build()
+        return self._program_steps
+
+    @property
+    def buffer_specs(self) -> list[tuple[tuple[int, ...], Any]]:
+        if not self._built:
+            self._build()
+        return self._buffer_specs
+
+    @property
+    def program(self) -> list[tuple[Runner, tuple[int, ...]]]:
+        """(runner, slots to free after it) per step."""
+        if not self._built:
+            self._build()
+        return self._program
+
+    @property
+    def out_gets(self) -> list[Callable[[list[Any]], Any]]:
+        if not self._built:
+            self._build()
+        return self._out_gets
 
     def _new_buffers(self) -> list[Any]:
         return [backend.to_device(np.empty(shape, dtype), self.device)
                 for shape, dtype in self.buffer_specs]  # fmt: skip
 
     def run(self, arrays: list[Any]) -> list[Any]:
+        if not self._built:
+            self._build()
         pool = self._free_buffers
         buffers = pool.pop() if pool else self._new_buffers()
         env: list[Any] = [None] * self.n_slots + buffers
         try:
             for s, a in zip(self.input_slots, arrays):
                 env[s] = a
-            for runner, frees in self.program:
+            for runner, frees in self._program:
                 runner(env)
                 if frees:
                     for s in frees:
                         env[s] = None
-            return [g(env) for g in self.out_gets]
+            return [g(env) for g in self._out_gets]
         finally:
             pool.append(buffers)
 

@@ -77,11 +77,13 @@ def call_key_and_leaves(args: tuple, kwargs: dict) -> tuple[tuple, list[Any]]:
     usual call) skip the structure walk."""
     if not kwargs:
         for a in args:
-            if type(a) is not Tensor:
+            if type(a) is not Tensor and type(a) is not np.ndarray:
                 break
         else:
+            # Tensors or NumPy arrays (a training loop's batches): shape and dtype alone.
             leaves = list(args)
-            key = tuple([("T", tuple(a._data.shape), a._data.dtype.str) for a in args])
+            key = tuple([("T", tuple(a._data.shape), a._data.dtype.str) if type(a) is Tensor
+                         else ("T", a.shape, a.dtype.str) for a in args])  # fmt: skip
             return (("flat", len(args)), key), leaves
     if not kwargs:
         # Plain tuples and lists of leaves (a compiled fit step's tuple of batches): one walk

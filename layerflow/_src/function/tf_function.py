@@ -190,6 +190,8 @@ def _as_tensor(value: Any, device: backend.Device) -> Any:
 
 
 def _as_array(value: Any, device: backend.Device) -> Any:
+    if type(value) is np.ndarray and value.dtype.kind in "biufc" and device.kind == "CPU":
+        return value  # what `host_array` and `to_device` would return, without their checks
     if isinstance(value, TensorLike):
         return value._data if value._device is device else backend.to_device(value._data, device)
     return backend.to_device(convert.host_array(value), device)

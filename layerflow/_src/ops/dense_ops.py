@@ -21,6 +21,7 @@ from typing import Any
 
 from layerflow._src.autodiff.op import input_needed, op
 from layerflow._src.backend import blas_threads
+from layerflow._src.ops import fused_kernels
 from layerflow._src.ops.math_ops import _matmul, _reduce_sum, _relu_grad, _reshape, reshape
 from layerflow._src.ops.math_ops import relu as _relu
 
@@ -33,9 +34,7 @@ def _dense(xp: Any, x: Any, kernel: Any, bias: Any, relu: bool) -> Any:
     out = xp.matmul(x, kernel)
     if t is not None:
         blas_threads.done(t)
-    out += bias
-    if relu:
-        xp.maximum(out, 0, out=out)
+    fused_kernels.bias_relu(xp, out, bias, relu)  # one pass where the numba kernel applies
     return out
 
 

@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 
 from layerflow._src.autodiff.op import input_needed, op, recording
+from layerflow._src.autodiff.specs import ArraySpec
 from layerflow._src.framework import errors
 from layerflow._src.framework.composite_dispatch import dispatchable
 from layerflow._src.framework.tensor import Tensor
-from layerflow._src.ops import random_ops
+from layerflow._src.ops import fused_kernels, random_ops
 from layerflow._src.ops.array_ops import stop_gradient, transpose
 from layerflow._src.ops.elementwise_ops import erf
 from layerflow._src.ops.math_ops import (
@@ -136,10 +137,17 @@ def _check_labels(labels: Any, n: int) -> None:
 @op("sparse_softmax_cross_entropy_with_logits", 2, same_dtype=False, saves=True)
 def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
     n = logits.shape[-1]
-    _check_labels(labels, n)
     keep = recording()
-    if logits.ndim == 2 and n <= _CLASS_MAJOR_MAX and labels.size >= 4 * n:
+    if _class_major(logits, labels):
+        # One pass per row before and after NumPy's exp (`fused_kernels`): the same bits.
+        fused = fused_kernels.xent(logits, labels, None, loss=True, grad=keep)
+        if fused is not None:
+            if fused[3] >= 0:
+                _check_labels(labels, n)
+            return fused[0], fused[1]
+        _check_labels(labels, n)
         return _sparse_xent_class_major(xp, logits, labels, keep)
+    _check_labels(labels, n)
     # Rows of a (batch, classes) view indexed by (row, label): cheaper than take_along_axis,
     # and the exp, the normalisation and the one-hot subtraction all reuse one buffer.
     shifted = logits - logits.max(axis=-1, keepdims=True)
@@ -160,6 +168,12 @@ def _sparse_xent(xp: Any, logits: Any, labels: Any) -> Any:
 # NumPy reduces a short last axis row by row (12 us for 256 x 10); in a class-major copy the
 # max and the sum over classes run down whole rows of the batch instead (2-3 us).
 _CLASS_MAJOR_MAX = 32
+
+
+def _class_major(logits: Any, labels: Any) -> bool:
+    """Whether the class-major kernels (and their fused twins) compute this loss."""
+    n = logits.shape[-1] if logits.ndim else 0
+    return logits.ndim == 2 and 0 < n <= _CLASS_MAJOR_MAX and labels.size >= 4 * n
 
 
 def _sparse_xent_class_major(xp: Any, logits: Any, labels: Any, keep: bool) -> Any:
@@ -190,6 +204,16 @@ def _sparse_xent_grad_class_major(xp: Any, dy: Any, logits: Any, labels: Any) ->
     return xp.ascontiguousarray(z.T)
 
 
+# Spec rules: a trace gets the output specs without running the forward on placeholders (which
+# would import numba and load the fused kernels inside the trace).
+@_sparse_xent.spec
+def _(logits: Any, labels: Any) -> Any:
+    lead = tuple(logits.shape[:-1])
+    if len(labels.shape) == len(lead):  # a size either one knows
+        lead = tuple(a if a is not None else b for a, b in zip(lead, labels.shape))
+    return ArraySpec(lead, logits.dtype)
+
+
 @_sparse_xent.grad
 def _(dy: Any, out: Any, logits: Any, labels: Any, saved: Any = None) -> Any:
     return _sparse_xent_grad(dy, logits, labels, saved), None
@@ -200,12 +224,18 @@ def _sparse_xent_grad(xp: Any, dy: Any, logits: Any, labels: Any, backprop: Any)
     """dy * (softmax(logits) - one_hot(labels)); `backprop` is the forward's memo of the
     second factor, or None to recompute it."""
     n = logits.shape[-1]
+    if backprop is None and _class_major(logits, labels):
+        # The forward's own kernel (a compiled tf.function recomputes here): its bits, faster.
+        fused = fused_kernels.xent(logits, labels, dy, loss=False, grad=True)
+        if fused is not None:
+            if fused[3] >= 0:
+                _check_labels(labels, n)
+            return fused[1]
     if backprop is None:
         # A compiled step recomputes here, its loss forward dead: the labels are checked here
         # (a negative one would silently index from the end).
         _check_labels(labels, n)
-    if backprop is None and logits.ndim == 2 and n <= _CLASS_MAJOR_MAX and labels.size >= 4 * n:
-        # The forward's own kernel (a compiled tf.function recomputes here): its bits, faster.
+    if backprop is None and _class_major(logits, labels):
         if dy.dtype == logits.dtype and dy.shape == labels.shape:
             return _sparse_xent_grad_class_major(xp, dy, logits, labels)
         backprop = _sparse_xent_class_major(xp, logits, labels, True)[1]
@@ -215,6 +245,11 @@ def _sparse_xent_grad(xp: Any, dy: Any, logits: Any, labels: Any, backprop: Any)
         backprop /= backprop.sum(axis=-1, keepdims=True)
         backprop.reshape(labels.size, n)[xp.arange(labels.size), labels.reshape(-1)] -= 1
     return dy[..., None] * backprop
+
+
+@_sparse_xent_grad.spec
+def _(dy: Any, logits: Any, labels: Any, backprop: Any) -> Any:
+    return ArraySpec(tuple(logits.shape), np.result_type(dy.dtype, logits.dtype))
 
 
 @_sparse_xent_grad.grad
