@@ -2,7 +2,9 @@
 step in ONE process, so that both see the same load (issue 14).
 
 Settings: `jit` (the compiled conv kernels, `backend.jit.use`), `wide` (im2col chunks on the
-conv threads, `conv_threads.WIDE`). Prints the median wall and CPU seconds per step of each.
+conv threads, `conv_threads.WIDE`). Prints the median wall, CPU and user CPU seconds per step
+of each (user CPU leaves out the kernel's page-fault work, which varied by 0.03-0.15 s a step
+on the shared VM).
 `--blas1` pins BLAS to one thread (then compare CPU: the serial work).
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/conv_step_ab.py alexnet jit
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import resource
 import statistics
 import sys
 import time
@@ -68,7 +71,7 @@ def main() -> None:
             finally:
                 conv_threads.WIDE = before
 
-    res = {False: ([], []), True: ([], [])}
+    res = {False: ([], [], []), True: ([], [], [])}  # wall, CPU, user CPU (no page faults)
     load0 = os.getloadavg()[0]
     with limit:
         for on in (False, True):  # warm-up: plans, kernels compiled or loaded
@@ -77,15 +80,18 @@ def main() -> None:
         for _ in range(a.steps):
             for on in (False, True):
                 with setting(on):
+                    u = resource.getrusage(resource.RUSAGE_SELF).ru_utime
                     t, c = time.perf_counter(), time.process_time()
                     step()
                     res[on][0].append(time.perf_counter() - t)
                     res[on][1].append(time.process_time() - c)
+                    res[on][2].append(resource.getrusage(resource.RUSAGE_SELF).ru_utime - u)
     for on in (False, True):
-        wall, cpu = (statistics.median(v) for v in res[on])
+        wall, cpu, user = (statistics.median(v) for v in res[on])
         print(f"{a.model} {a.setting}={'on' if on else 'off'}: {wall:.3f} s/step wall, "
-              f"{cpu:.3f} CPU s/step (medians of {a.steps}; min {min(res[on][0]):.3f} wall, "
-              f"{min(res[on][1]):.3f} CPU)")  # fmt: skip
+              f"{cpu:.3f} CPU, {user:.3f} user CPU (medians of {a.steps}; min "
+              f"{min(res[on][0]):.3f} wall, {min(res[on][1]):.3f} CPU, {min(res[on][2]):.3f} "
+              "user)")  # fmt: skip
     print(f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f}; blas1={a.blas1}")
 
 
