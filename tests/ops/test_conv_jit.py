@@ -117,3 +117,13 @@ def test_the_numpy_path_against_the_reference(monkeypatch, xs, ws, groups, paddi
     monkeypatch.setattr(conv_kernels, "ROWS_RUN", 10**9)
     with jit.use(False):
         check_fused_bias_and_relu(rng, xs, ws, groups, padding, dil, relu)
+
+
+def test_kernels_refuse_arrays_they_would_copy():
+    x5 = np.zeros((1, 2, 1, 4, 4), np.float32)
+    cols = np.zeros((1, 1, 1, 2, 1, 4, 4, 2), np.float32)[..., 0]  # not contiguous
+    geo = ((4, 4), ((0, 0), (0, 0)), (1, 1), (1, 1))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        conv_jit.im2col(x5, cols, (0, 1, 0, 4), geo)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        conv_jit.epilogue(np.zeros((1, 2, 8), np.float32)[:, :, ::2], 0, 4, None, True, True)

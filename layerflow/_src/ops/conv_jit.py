@@ -142,7 +142,7 @@ def im2col(x5: Any, cols7: Any, chunk: tuple, geo: Any) -> None:
     """Chunk (n0, n1, r0, r1)'s patches of the channels-first input `x5` (g, Cg, N, H, W) into
     `cols7` (g, KH, KW, Cg, images, rows, OW), zeros where a tap reads the padding."""
     _, ((t, _), (left, _)), (sh, sw), (dh, dw) = geo
-    _im2col(x5.reshape(-1), cols7.reshape(-1), _shape(x5, cols7), chunk[0], chunk[2], sh, sw,
+    _im2col(*_flat(x5, cols7), _shape(x5, cols7), chunk[0], chunk[2], sh, sw,
             dh, dw, t, left)  # fmt: skip
 
 
@@ -150,8 +150,16 @@ def col2im(dcols7: Any, dx5: Any, chunk: tuple, geo: Any) -> None:
     """Add chunk (n0, n1, r0, r1)'s patch gradients `dcols7` (g, KH, KW, Cg, images, rows,
     OW) onto `dx5` (g, Cg, N, H, W), tap by tap per element (the NumPy path's order)."""
     _, ((t, _), (left, _)), (sh, sw), (dh, dw) = geo
-    _col2im(dcols7.reshape(-1), dx5.reshape(-1), _shape(dx5, dcols7), chunk[0], chunk[2], sh,
+    _col2im(*_flat(dcols7, dx5), _shape(dx5, dcols7), chunk[0], chunk[2], sh,
             sw, dh, dw, t, left)  # fmt: skip
+
+
+def _flat(*arrays: Any) -> list:
+    """1-D views of C-contiguous arrays (a reshape of any other would be a copy that the
+    kernel writes into and the caller never sees)."""
+    if not all(a.flags.c_contiguous for a in arrays):
+        raise ValueError("conv_jit kernels need C-contiguous arrays")
+    return [a.reshape(-1) for a in arrays]
 
 
 def _shape(x5: Any, cols7: Any) -> tuple:
@@ -167,7 +175,7 @@ def epilogue(y: Any, c0: int, p: int, bias: Any, relu: bool, want_mask: bool) ->
     mask = want_mask and relu
     bits = np.empty(g * mg * p // 8, np.uint8) if mask and p % 8 == 0 else _NO_BITS
     b = np.zeros(0, y.dtype) if bias is None else np.ascontiguousarray(bias, dtype=y.dtype)
-    _epilogue(y.reshape(-1), y.shape, c0, p, b.reshape(-1), relu, bits)
+    _epilogue(*_flat(y), y.shape, c0, p, b.reshape(-1), relu, bits)
     if mask and not bits.size:  # a row's bits do not end on a byte: NumPy packs them
         return np.packbits((y[:, :, c0 : c0 + p] > 0).ravel())
     return bits if mask else None

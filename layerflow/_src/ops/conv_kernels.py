@@ -255,7 +255,7 @@ def im2col(xp: Any, x5: Any, cv: Conv, chunk: tuple, buf: Any, zero: bool = True
         return x5[:, :, n0:n1, r0:r1, :].reshape(g, cg, -1)
     size = g * kh * kw * cg * (n1 - n0) * (r1 - r0) * ow
     cols = buf[:size].reshape(g, kh, kw, cg, n1 - n0, r1 - r0, ow)
-    if conv_jit.usable(xp, x5, buf) and x5.flags.c_contiguous:
+    if conv_jit.usable(xp, x5, buf) and x5.flags.c_contiguous and cols.flags.c_contiguous:
         conv_jit.im2col(x5, cols, chunk, cv.geo)  # padding zeroed in the same pass
         return cols.reshape(g, kh * kw * cg, -1)
     for i in range(kh):
