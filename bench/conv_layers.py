@@ -12,6 +12,9 @@ So "kernel - GEMM" is the non-GEMM work: patch gathering, col2im, masks, copies.
     OPENBLAS_NUM_THREADS=1 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \\
         python bench/conv_layers.py alexnet --before ../base-conv --reps 5
 
+`--jit` instead compares this tree's kernels with the compiled kernels off (`jit.use(False)`,
+the NumPy path) and on, alternating, by CPU time (pin `OPENBLAS_NUM_THREADS=1`).
+
 `--threads N` instead compares this tree's kernels on one thread and on N threads
 (`conv_threads.FORCE`, whatever the load), alternating, with wall-clock milliseconds (forward +
 backward) beside the CPU ones: run it without pinning OPENBLAS_NUM_THREADS.
@@ -52,19 +55,20 @@ def record(model_name: str, batch: int) -> list:
     size, spec = cnn_step.MODELS[model_name]
     model = cnn_step._keras_model(tf, spec, size)
     x, y = cnn_step._data(size, batch)
-    calls, fwd = [], {}
+    calls, fwd = [], {}  # fwd: the calls of each shape, latest last (backward runs in reverse)
     real_f, real_b = conv_ops._forward, conv_ops._backward
 
     def spy_f(xp, x, w, b, attrs, relu, name):
-        fwd[(tuple(x.shape), tuple(w.shape), attrs)] = len(calls)
+        fwd.setdefault((tuple(x.shape), tuple(w.shape), attrs), []).append(len(calls))
         cf = x.ndim == 4 and x.transpose(3, 0, 1, 2).flags.c_contiguous and x.shape[3] > 1
         calls.append([tuple(x.shape), tuple(w.shape), attrs, b is not None, relu, None, cf])
         return real_f(xp, x, w, b, attrs, relu, name)
 
     def spy_b(dy, x, w, attrs, saved, need):
-        key = (tuple(x._data.shape), tuple(w._data.shape), attrs)
-        calls[fwd[key]][5] = tuple(need)
-        calls[fwd[key]].append(dy._data.transpose(3, 0, 1, 2).flags.c_contiguous)
+        # Layers of one shape: the backward pass meets them in reverse order.
+        i = fwd[(tuple(x._data.shape), tuple(w._data.shape), attrs)].pop()
+        calls[i][5] = tuple(need)
+        calls[i].append(dy._data.transpose(3, 0, 1, 2).flags.c_contiguous)
         return real_b(dy, x, w, attrs, saved, need)
 
     conv_ops._forward, conv_ops._backward = spy_f, spy_b
@@ -162,6 +166,7 @@ def main() -> None:
     ap.add_argument("--before", help="the old source tree")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, help="compare 1 and this many conv threads")
+    ap.add_argument("--jit", action="store_true", help="compare the compiled kernels off and on")
     ap.add_argument(
         "--quiet",
         type=float,
@@ -183,9 +188,14 @@ def main() -> None:
     if a.before:
         mods = {"old": _load(a.before, "old"), **mods}
     force = {label: None for label in mods}
+    jit_on = {label: True for label in mods}
+    if a.jit:
+        mods = {"numpy": mods["new"], "jit": mods["new"]}
+        force, jit_on = {"numpy": None, "jit": None}, {"numpy": False, "jit": True}
     if a.threads:
         mods = {"1thr": mods["new"], f"{a.threads}thr": mods["new"]}
         force = {"1thr": 1, f"{a.threads}thr": a.threads}
+    from layerflow._src.backend import jit
     from layerflow._src.ops import conv_threads
 
     quiet = tried = 0
@@ -210,7 +220,8 @@ def main() -> None:
                 tried += 1
             for label, mod in mods.items():
                 conv_threads.FORCE = force[label]
-                f, b = run_layer(mod, call, data, res[(label, i)][2])
+                with jit.use(jit_on.get(label, True)):
+                    f, b = run_layer(mod, call, data, res[(label, i)][2])
                 res[(label, i)][0].append(f)
                 res[(label, i)][1].append(b)
     walls = {lb: 0.0 for lb in mods}

@@ -54,7 +54,7 @@ from __future__ import annotations
 from typing import Any
 
 from layerflow._src.backend import blas_threads
-from layerflow._src.ops import conv_rows, conv_threads
+from layerflow._src.ops import conv_jit, conv_rows, conv_threads
 from layerflow._src.ops.conv_flat import flat_backward, flat_forward
 from layerflow._src.ops.conv_geometry import (
     cf,
@@ -255,6 +255,9 @@ def im2col(xp: Any, x5: Any, cv: Conv, chunk: tuple, buf: Any, zero: bool = True
         return x5[:, :, n0:n1, r0:r1, :].reshape(g, cg, -1)
     size = g * kh * kw * cg * (n1 - n0) * (r1 - r0) * ow
     cols = buf[:size].reshape(g, kh, kw, cg, n1 - n0, r1 - r0, ow)
+    if conv_jit.usable(xp, x5, buf) and x5.flags.c_contiguous and cols.flags.c_contiguous:
+        conv_jit.im2col(x5, cols, chunk, cv.geo)  # padding zeroed in the same pass
+        return cols.reshape(g, kh * kw * cg, -1)
     for i in range(kh):
         rlo, rhi = out_range(r0, r1, i * dh, sh, t, cv.h)
         for j in range(kw):
@@ -303,6 +306,9 @@ def col2im(xp: Any, dcols: Any, x_shape: tuple, cv: Conv, chunk: tuple, dx5: Any
         dx5[:, :, n0:n1, r0:r1, :] += dcols.reshape(g, cg, n1 - n0, r1 - r0, ow)
         return
     d = dcols.reshape(g, kh, kw, cg, n1 - n0, r1 - r0, ow)
+    if conv_jit.usable(xp, d, dx5) and d.flags.c_contiguous and dx5.flags.c_contiguous:
+        conv_jit.col2im(d, dx5, chunk, cv.geo)
+        return
     for i in range(kh):
         rlo, rhi = out_range(r0, r1, i * dh, sh, t, h)
         for j in range(kw):
@@ -344,6 +350,7 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
     )
     shares = conv_threads.deal(cv.plan, threads)
     own = [patches] + [patches.fork() for _ in range(threads - 1)]
+    fused = (b is not None or relu) and conv_jit.usable(xp, y)  # bias, relu, mask: one kernel
 
     def work(t: int) -> None:
         for i in shares[t]:
@@ -356,6 +363,11 @@ def conv_forward(xp: Any, x: Any, w: Any, cv: Conv, bias: Any = None, relu: bool
             if threads == 1:
                 blas_threads.gemm(cv.m, out.shape[2], cv.k)
             xp.matmul(wt, cols, out=out)
+            if fused:
+                bits = conv_jit.epilogue(y, c0, out.shape[2], bias, relu, mask is not None)
+                if mask is not None:
+                    mask[i] = bits
+                continue
             if b is not None:
                 out += b
             if relu:
