@@ -175,12 +175,13 @@ def guarded(turns: Turns | None, work: Any) -> Any:
 
 
 def add_grads(xp: Any, turns: Turns | None, i: int, cols: Any, dz3: Any, dw: Any, db: Any,
-              part: list) -> None:  # fmt: skip
+              part: list, sums: Any = None) -> None:  # fmt: skip
     """Chunk i's filter gradient, patches (groups, K, p) @ dz (groups, Mg, p)^T, onto `dw`,
-    and its bias gradient (dz summed) onto `db` (each None when not needed). Serial
-    (`turns` None): `add_filter_grad`'s way. Threaded: the product goes to this thread's
-    buffer (`part`), and both are added in chunk i's turn, in the serial path's operations."""
-    s = None if db is None else dz3.sum(axis=2)
+    and its bias gradient (dz summed, or `sums` (groups, Mg) when given) onto `db` (each None
+    when not needed). Serial (`turns` None): `add_filter_grad`'s way. Threaded: the product
+    goes to this thread's buffer (`part`), and both are added in chunk i's turn, in the serial
+    path's operations."""
+    s = None if db is None else dz3.sum(axis=2) if sums is None else sums
     if turns is None:
         if s is not None:
             db += s

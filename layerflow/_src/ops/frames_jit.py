@@ -1,0 +1,176 @@
+"""Compiled kernels (numba, `backend/jit`) of the shifted-frame convolution (`conv_flat`).
+
+Each replaces a run of NumPy passes over one chunk by one pass that keeps its working set in
+the caches, and releases the GIL, so the chunks on `conv_threads`' threads run side by side:
+
+- `dx_taps`: the input gradient. The NumPy path adds the chunk's patch gradients back to a
+  zeroed frame buffer, one shifted slice per tap (KH*KW passes over the chunk's frames), and
+  copies each image's interior out at its end. Here each channel's frame pixels are summed in
+  a small buffer (the chunk's pixels and the tail its taps reach past them) in the same order
+  (the previous band's sums first, then tap after tap), the pixels no later band touches go
+  straight to the input gradient, and only the tail is carried to the next band of the image:
+  no frame-sized buffer. Bit for bit the NumPy path's result.
+- `dz_mask`: dz = dy times the relu mask read from its packed bits (no unpacked copy), and
+  each filter's sum of it (the bias gradient, summed in float64: not the NumPy path's order).
+- `epilogue`: the forward's bias add, relu and packed relu mask in one pass over the chunk's
+  GEMM output (NumPy: three passes and a boolean array). Bit for bit the NumPy path's result.
+
+Callers check `jit.enabled()` and that the arrays are NumPy's, and keep the NumPy path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from layerflow._src.backend import jit
+
+# Byte b's 8 bits, most significant first, as 8 bytes of 0 or 1 read as one uint64.
+_UNPACK = np.unpackbits(np.arange(256, dtype=np.uint8)).view(np.uint64)
+
+
+# Numba vectorizes a loop only where each access is a 1-D slice indexed by the loop's own
+# variable (`dst[c] = src[c] + b`); `out[m, o + c]` runs 5x slower (it checks for negative
+# indices on every element), so every inner loop below reads and writes such slices.
+
+
+@jit.kernel
+def dx_taps(d4, offs, carry, carried, dx, n0, start, nfin, f, wp, top, left):
+    """Add one chunk's patch gradients `d4` (G, T, Cg, p) into the input gradient `dx`
+    (G, Cg, N, H, W).
+
+    Patch column u of tap t goes to frame pixel start + u + offs[t] (frames of HP x WP = f
+    pixels, of images n0, n0+1, ... one after the other, `top` and `left` padding). The
+    pixels [start, start + tail) first get `carry` (G, Cg, tail), the previous band's sums,
+    when `carried`; the first `nfin` pixels from `start` are final and written to `dx` where
+    they are no padding; the `tail` after the chunk's p go back to `carry`."""
+    ng, nt, ncg, p = d4.shape
+    tail = carry.shape[2]
+    h, w = dx.shape[3], dx.shape[4]
+    acc = np.empty(p + tail, dtype=d4.dtype)
+    for g in range(ng):
+        for c in range(ncg):
+            acc[:] = 0
+            if carried:
+                acc[:tail] = carry[g, c]
+            for t in range(nt):
+                dst = acc[offs[t] : offs[t] + p]
+                src = d4[g, t, c]
+                for u in range(p):
+                    dst[u] += src[u]
+            u = 0
+            while u < nfin:
+                s = start + u
+                img = s // f
+                rem = s - img * f
+                row = rem // wp
+                col = rem - row * wp
+                run = min(wp - col, nfin - u)
+                r = row - top
+                lo = max(col, left)
+                hi = min(col + run, left + w)
+                if 0 <= r < h and lo < hi:
+                    dx[g, c, n0 + img, r, lo - left : hi - left] = acc[u + lo - col : u + hi - col]
+                u += run
+            carry[g, c] = acc[p : p + tail]
+
+
+@jit.kernel
+def dz_mask(dy, n0, r0, ni, nr, bits, masked, dz, zimg, zrow, sums, want_sums):
+    """dz = dy times the relu mask when `masked`, and each filter's sum of dz into `sums` (M,)
+    when `want_sums` (summed by column in float64, then the columns: not NumPy's order).
+    dy (M, N, OH, OW) (C order) is read at images n0..n0+ni-1, rows r0..r0+nr-1; dz (M, P)
+    gets output (i, r, c) at i*zimg + r*zrow + c; the mask's bit of (m, i, r, c) is bit
+    ((m*ni + i)*nr + r)*OW + c of `bits`, most significant first (as `np.packbits` packs)."""
+    nm, nw = dy.shape[0], dy.shape[3]
+    lanes = np.zeros(nw)  # the sums by column, in float64: independent adds that vectorize
+    if masked:  # the bits as bytes, 8 at a time (as np.unpackbits does), then multiplied
+        nbytes = -(-nm * ni * nr * nw // 8)
+        flags = np.empty(8 * nbytes, dtype=np.uint8)
+        wide = flags.view(np.uint64)
+        for j in range(nbytes):
+            wide[j] = _UNPACK[bits[j]]
+    else:
+        flags = np.empty(0, dtype=np.uint8)
+    k = 0
+    for m in range(nm):
+        lanes[:] = 0
+        for i in range(ni):
+            for r in range(nr):
+                src = dy[m, n0 + i, r0 + r]
+                o = i * zimg + r * zrow
+                dst = dz[m, o : o + nw]
+                if masked and want_sums:
+                    fl = flags[k : k + nw]
+                    for c in range(nw):
+                        v = src[c] * fl[c]  # 0 * dy: NaN, -0.0 as NumPy's product
+                        dst[c] = v
+                        lanes[c] += v
+                elif masked:
+                    fl = flags[k : k + nw]
+                    for c in range(nw):
+                        dst[c] = src[c] * fl[c]
+                elif want_sums:
+                    for c in range(nw):
+                        v = src[c]
+                        dst[c] = v
+                        lanes[c] += v
+                else:
+                    for c in range(nw):
+                        dst[c] = src[c]
+                k += nw
+        if want_sums:
+            s = 0.0
+            for c in range(nw):
+                s += lanes[c]
+            sums[m] = s
+
+
+@jit.kernel
+def epilogue(z, zimg, zrow, bias, has_bias, relu, out, o0, ni, nr, nw, bits, want_bits):
+    """out[m, o0 + (i*R + r)*OW + c] = z[m, i*zimg + r*zrow + c] (+ bias[m]; without, any
+    1-element array) for I = ni images, R = nr rows and OW = nw columns, then relu as
+    `np.maximum(out, 0)` does (NaN kept, -0.0 to +0.0); with `want_bits`, `bits` gets
+    `np.packbits(out > 0)` of the chunk's outputs in (M, I, R, OW) order."""
+    nm = z.shape[0]
+    k = 0
+    byte = 0
+    for m in range(nm):
+        b = bias[m if has_bias else 0]  # one type either way (a float32 + an int is float64)
+        for i in range(ni):
+            for r in range(nr):
+                zo = i * zimg + r * zrow
+                oo = o0 + (i * nr + r) * nw
+                src = z[m, zo : zo + nw]
+                dst = out[m, oo : oo + nw]
+                if has_bias:
+                    for c in range(nw):
+                        dst[c] = src[c] + b
+                else:
+                    dst[:] = src
+                if relu:
+                    for c in range(nw):
+                        if dst[c] <= 0:  # -0.0 too: np.maximum(-0.0, 0) is +0.0
+                            dst[c] = 0
+                    if want_bits:
+                        c = 0
+                        while c < nw and (k & 7) != 0:  # the byte a previous row began
+                            byte = (byte << 1) | (dst[c] > 0)
+                            c += 1
+                            k += 1
+                            if (k & 7) == 0:
+                                bits[(k >> 3) - 1] = byte
+                                byte = 0
+                        seg = dst[c:]
+                        nb = (nw - c) >> 3
+                        base = k >> 3
+                        for j in range(nb):  # whole bytes: 8 compares, unrolled
+                            v = 0
+                            for q in range(8):
+                                v = (v << 1) | (seg[8 * j + q] > 0)
+                            bits[base + j] = v
+                        k += 8 * nb
+                        for q in range(8 * nb, seg.size):  # a byte the next row ends
+                            byte = (byte << 1) | (seg[q] > 0)
+                            k += 1
+    if want_bits and (k & 7) != 0:
+        bits[k >> 3] = byte << (8 - (k & 7))
