@@ -77,6 +77,15 @@ def _fill_frames(x5: Any, cv: Any, n0: int, n1: int, fbuf: Any, tail: int) -> An
     return fr
 
 
+def _jit_cols(x5: Any, cv: Any, chunk: tuple, start: int, p: int, offs: Any, cbuf: Any) -> Any:
+    """`_flat_cols` of the frames `_fill_frames` would hold, straight from `x5` (compiled)."""
+    (t, _), (left, _) = cv.geo[1]
+    cols = cbuf[: cv.g * cv.k * p].reshape(cv.g, cv.kh * cv.kw, cv.cg, p)
+    frames_jit.frame_cols(x5, chunk[0], chunk[1] - chunk[0], start, offs, cv.hp * cv.wp, cv.wp,
+                          t, left, cols)  # fmt: skip
+    return cols.reshape(cv.g, cv.k, p)
+
+
 def _flat_cols(fr: Any, cv: Any, start: int, p: int, offs: list, cbuf: Any) -> Any:
     """The chunk's patches (groups, KH*KW*Cg, p): one contiguous slice of the frames per tap."""
     cols = cbuf[: cv.g * cv.k * p].reshape(cv.g, cv.kh * cv.kw, cv.cg, p)
@@ -116,19 +125,20 @@ def flat_forward(xp: Any, x: Any, w: Any, cv: Any, bias: Any, relu: bool,
     mask = [None] * len(cv.plan) if keep and relu else None
     fast = _fast(xp, x, w, bias)
     if fast:  # epilogue's bias: any 1-element array of the type when there is none
+        offs64 = np.asarray(offs, np.int64)
         y2 = y.reshape(cv.m, cv.n * oh * ow)
         bias1 = np.zeros(1, x.dtype) if bias is None else np.ascontiguousarray(bias).ravel()
 
     def buffers() -> tuple:
-        """One thread's frames, patches and GEMM output."""
-        return (xp.zeros(_frames(cv, images_of(cv), tail), dtype=x.dtype),
+        """One thread's frames (none when compiled), patches and GEMM output."""
+        return (None if fast else xp.zeros(_frames(cv, images_of(cv), tail), dtype=x.dtype),
                 xp.empty(g * cv.k * span, dtype=x.dtype),
                 xp.empty(cv.m * span, dtype=x.dtype))  # fmt: skip
 
     mine = [buffers()]
     threads = conv_threads.count(xp, len(conv_threads.units(cv.plan)),
                                  (cv.m, cv.n * cv.hp * cv.wp, cv.k),
-                                 sum(a.nbytes for a in mine[0]), cv.budget,
+                                 sum(a.nbytes for a in mine[0] if a is not None), cv.budget,
                                  wide="frames")  # fmt: skip
     mine += [buffers() for _ in range(threads - 1)]
     shares = conv_threads.deal(cv.plan, threads)
@@ -140,9 +150,12 @@ def flat_forward(xp: Any, x: Any, w: Any, cv: Any, bias: Any, relu: bool,
             chunk = cv.plan[i]
             n0, n1, r0, r1 = chunk
             start, p, whole = _flat_span(cv, chunk)
-            if built != (n0, n1):
-                fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
-            cols = _flat_cols(fr, cv, start, p, offs, cbuf)
+            if fast:
+                cols = _jit_cols(x5, cv, chunk, start, p, offs64, cbuf)
+            else:
+                if built != (n0, n1):
+                    fr, built = _fill_frames(x5, cv, n0, n1, fbuf, tail), (n0, n1)
+                cols = _flat_cols(fr, cv, start, p, offs, cbuf)
             ob = obuf[: cv.m * p].reshape(g, mg, p)
             if threads == 1:
                 blas_threads.gemm(cv.m, p, cv.k)
@@ -189,17 +202,15 @@ def flat_backward(xp: Any, x: Any, w: Any, dy: Any, cv: Any, need_x: bool, need_
     fast = _fast(xp, dy, x, w)
 
     def buffers() -> dict:
-        """One thread's dz, frames, patches (and patch gradients), and input-gradient frames
-        (compiled: only the tail of frame pixels the next band of an image adds to).
-        The frame pixels that are no output keep a zero gradient in dz: written once."""
-        dxf = None
-        if need_x:
-            shape = (g, cv.cg, tail) if fast else _frames(cv, nimg, tail)
-            dxf = xp.zeros(shape, dtype=dy.dtype)
+        """One thread's dz, frames, patches (and patch gradients), and input-gradient frames;
+        compiled, no frames (`frame_cols`) and of the input gradient's only the tail of frame
+        pixels that the next band of an image adds to (`dx_taps`). The frame pixels that are
+        no output keep a zero gradient in dz: written once."""
+        frames = (g, cv.cg, tail) if fast else _frames(cv, nimg, tail)
         return {"dz": xp.zeros(cv.m * span, dtype=dy.dtype),
-                "fbuf": xp.zeros(_frames(cv, nimg, tail), dtype=dy.dtype) if need_w else None,
+                "fbuf": xp.zeros(frames, dtype=dy.dtype) if need_w and not fast else None,
                 "cbuf": xp.empty(g * k * span, dtype=dy.dtype) if need_w or need_x else None,
-                "dxf": dxf,
+                "dxf": xp.zeros(frames, dtype=dy.dtype) if need_x else None,
                 "part": [], "sums": xp.empty(cv.m, dtype=dy.dtype)}  # fmt: skip
 
     mine = [buffers()]
@@ -256,7 +267,9 @@ def _backward_chunk(xp: Any, cv: Any, dyt: Any, mask: Any, x5: Any, w3: Any, dw:
     dz3 = dz.reshape(g, mg, p)
     if dw is not None or db is not None:
         cols = None
-        if dw is not None:
+        if dw is not None and fast:
+            cols = _jit_cols(x5, cv, chunk, start, p, np.asarray(offs, np.int64), own["cbuf"])
+        elif dw is not None:
             if built != (n0, n1):
                 _fill_frames(x5, cv, n0, n1, own["fbuf"], tail)
                 built = (n0, n1)

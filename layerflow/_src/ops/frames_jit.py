@@ -3,6 +3,8 @@
 Each replaces a run of NumPy passes over one chunk by one pass that keeps its working set in
 the caches, and releases the GIL, so the chunks on `conv_threads`' threads run side by side:
 
+- `frame_cols`: a chunk's patches (one row per tap and channel) gathered straight from the
+  input, with the padding's zeros, instead of copied from a padded frame buffer filled first.
 - `dx_taps`: the input gradient. The NumPy path adds the chunk's patch gradients back to a
   zeroed frame buffer, one shifted slice per tap (KH*KW passes over the chunk's frames), and
   copies each image's interior out at its end. Here each channel's frame pixels are summed in
@@ -31,6 +33,59 @@ _UNPACK = np.unpackbits(np.arange(256, dtype=np.uint8)).view(np.uint64)
 # Numba vectorizes a loop only where each access is a 1-D slice indexed by the loop's own
 # variable (`dst[c] = src[c] + b`); `out[m, o + c]` runs 5x slower (it checks for negative
 # indices on every element), so every inner loop below reads and writes such slices.
+
+
+@jit.kernel
+def frame_cols(x5, n0, nimg, start, offs, f, wp, top, left, out):
+    """The patches `out` (G, T, Cg, p) of one chunk straight from the input `x5` (G, Cg, N,
+    H, W): row (t, c) is frame pixels start + offs[t] ... + p - 1 of channel c, in the padded
+    frames (HP x WP = f pixels, `top` and `left` padding) of images n0 .. n0 + nimg - 1 one
+    after the other, zero past them: the NumPy path's tap slices of its frame buffer. Each
+    channel's pixels [start, start + p + tail) are laid out once in a small buffer that stays
+    in L1, then copied once per tap: no image-sized frame buffer, no second pass over it."""
+    ng, nt, ncg, p = out.shape
+    h, w = x5.shape[3], x5.shape[4]
+    hp = f // wp
+    reach = 0
+    for t in range(nt):
+        reach = max(reach, offs[t])
+    span = p + reach
+    band = np.empty(span, dtype=out.dtype)
+    img0 = start // f
+    row0 = (start - img0 * f) // wp
+    col0 = start - img0 * f - row0 * wp
+    for g in range(ng):
+        for c in range(ncg):
+            img, row, col, u = img0, row0, col0, 0
+            while u < span:  # the frames' pixels, row by row (no division per row)
+                run = min(wp - col, span - u)
+                seg = band[u : u + run]
+                r = row - top
+                lo = max(col, left)
+                hi = min(col + run, left + w)
+                if img >= nimg or r < 0 or r >= h or lo >= hi:
+                    for q in range(run):
+                        seg[q] = 0
+                else:
+                    for q in range(lo - col):
+                        seg[q] = 0
+                    src = x5[g, c, n0 + img, r, lo - left : hi - left]
+                    part = seg[lo - col : hi - col]
+                    for q in range(hi - lo):
+                        part[q] = src[q]
+                    for q in range(hi - col, run):
+                        seg[q] = 0
+                u += run
+                col = 0
+                row += 1
+                if row == hp:
+                    row = 0
+                    img += 1
+            for t in range(nt):
+                src = band[offs[t] : offs[t] + p]
+                dst = out[g, t, c]
+                for q in range(p):
+                    dst[q] = src[q]
 
 
 @jit.kernel
