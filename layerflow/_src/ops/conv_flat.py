@@ -2,6 +2,15 @@
 layers whose padded frame is close to their output (see the notes below and `conv_kernels`).
 Its chunks run on several threads when the machine has free cores (`conv_threads`): bands of
 rows of one image, which add into the same input-gradient frame, stay in one thread.
+
+Compiled kernels. With numba (`backend/jit`) and NumPy arrays of one float type, a chunk's
+passes outside its GEMMs are `frames_jit`'s: patches gathered straight from the input (no
+frame buffer), the bias, relu and packed mask in one pass, dz and the bias sums in one pass,
+and the input gradient's tap sums written straight to dx (only the taps' tail carried from a
+band to the next). They release the GIL, so they run side by side on the chunk threads.
+Results are the NumPy path's bit for bit, except the bias gradient (summed in another order).
+One thread, CPU ms forward / backward, NumPy path -> compiled, alternating in one process (a
+224x224x64 -> 64 layer at a batch of 4: 247 / 546 -> 219 / 448, GEMMs alone ~160 / ~330).
 """
 
 from __future__ import annotations

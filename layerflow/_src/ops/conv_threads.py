@@ -5,7 +5,8 @@ gradient adds (col2im, shifted-frame tap adds), relu masks and bias sums run on 
 `blas_threads`' policy would give a large GEMM more than one thread (the cores other processes
 leave free, never more than BLAS was allowed), the chunks go to that many Python threads, each
 with its own buffers, and BLAS is set to one thread: copies, adds and GEMMs of different chunks
-then run side by side with no barrier per GEMM (NumPy releases the GIL for all three).
+then run side by side with no barrier per GEMM (NumPy releases the GIL for all three, and
+the shifted frames' compiled kernels, `frames_jit`, release it too).
 
 Units. A thread always gets whole images: the chunks of one image range (`cv.plan`'s bands of
 rows of one image, or one chunk of whole images) form one unit, and units are dealt round
