@@ -287,3 +287,15 @@ def test_threads_on_the_numpy_path(numpy_path, monkeypatch, counted, name, shape
 
 
 counted = threads_tests.counted
+
+
+def test_a_mask_of_another_plan_is_refused(flat_plan):
+    flat_plan("bands-3")
+    xs, ws = (2, 7, 9, 3), (3, 3, 3, 4)
+    cv = _plan(xs, ws, 1, "SAME", (1, 1))
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    dy = _channels_first(rng.standard_normal((2, 7, 9, 4)))
+    with jit.use(True):
+        _, _, mask = conv_flat.flat_forward(np, x, w, cv, None, True, True)
+        with pytest.raises(ValueError, match="relu mask of chunk 0"):
+            conv_flat.flat_backward(np, x, w, dy, cv, True, True, False, [m[:1] for m in mask])

@@ -266,6 +266,13 @@ def _backward_chunk(xp: Any, cv: Any, dyt: Any, mask: Any, x5: Any, w3: Any, dw:
     dz = own["dz"][: cv.m * p].reshape(cv.m, p)
     sums = None
     if fast and dyt.flags.c_contiguous:  # dz and the bias sums in one pass (frames_jit)
+        if mask is not None and mask[i].size != -(-cv.m * cv.cols_of(chunk) // 8):
+            # the kernel reads the bits unchecked: a mask of another plan must not reach it
+            raise ValueError(
+                f"conv2d backward: the relu mask of chunk {i} has {mask[i].size} bytes, "
+                f"this plan's chunk needs {-(-cv.m * cv.cols_of(chunk) // 8)}: the forward "
+                "ran with other shapes or tuning; run the forward again."
+            )
         sums = own["sums"] if db is not None else None
         frames_jit.dz_mask(dyt, n0, r0, n1 - n0, r1 - r0,
                            _NO_BITS if mask is None else mask[i], mask is not None,
