@@ -12,8 +12,9 @@ the caches, and releases the GIL, so the chunks on `conv_threads`' threads run s
   (the previous band's sums first, then tap after tap), the pixels no later band touches go
   straight to the input gradient, and only the tail is carried to the next band of the image:
   no frame-sized buffer. Bit for bit the NumPy path's result.
-- `dz_mask`: dz = dy times the relu mask read from its packed bits (no unpacked copy), and
-  each filter's sum of it (the bias gradient, summed in float64: not the NumPy path's order).
+- `dz_mask`: dz = dy times the relu mask (its packed bits unpacked 8 at a time into a byte
+  per output, as `np.unpackbits` does, then one pass), and each filter's sum of dz (the bias
+  gradient, summed in float64: not the NumPy path's order).
 - `epilogue`: the forward's bias add, relu and packed relu mask in one pass over the chunk's
   GEMM output (NumPy: three passes and a boolean array). Bit for bit the NumPy path's result.
 
@@ -32,7 +33,8 @@ _UNPACK = np.unpackbits(np.arange(256, dtype=np.uint8)).view(np.uint64)
 
 # Numba vectorizes a loop only where each access is a 1-D slice indexed by the loop's own
 # variable (`dst[c] = src[c] + b`); `out[m, o + c]` runs 5x slower (it checks for negative
-# indices on every element), so every inner loop below reads and writes such slices.
+# indices on every element), and a slice assignment `dst[:] = src` 2x slower than that loop,
+# so every inner loop below is written so; and rows are walked without a division per row.
 
 
 @jit.kernel
@@ -101,32 +103,45 @@ def dx_taps(d4, offs, carry, carried, dx, n0, start, nfin, f, wp, top, left):
     ng, nt, ncg, p = d4.shape
     tail = carry.shape[2]
     h, w = dx.shape[3], dx.shape[4]
+    hp = f // wp
     acc = np.empty(p + tail, dtype=d4.dtype)
+    img0 = start // f
+    row0 = (start - img0 * f) // wp
+    col0 = start - img0 * f - row0 * wp
     for g in range(ng):
         for c in range(ncg):
-            acc[:] = 0
+            for u in range(p + tail):
+                acc[u] = 0
             if carried:
-                acc[:tail] = carry[g, c]
+                kept = carry[g, c]
+                for u in range(tail):
+                    acc[u] = kept[u]
             for t in range(nt):
                 dst = acc[offs[t] : offs[t] + p]
                 src = d4[g, t, c]
                 for u in range(p):
                     dst[u] += src[u]
-            u = 0
-            while u < nfin:
-                s = start + u
-                img = s // f
-                rem = s - img * f
-                row = rem // wp
-                col = rem - row * wp
+            img, row, col, u = img0, row0, col0, 0
+            while u < nfin:  # the final pixels, row by row (no division per row)
                 run = min(wp - col, nfin - u)
                 r = row - top
                 lo = max(col, left)
                 hi = min(col + run, left + w)
                 if 0 <= r < h and lo < hi:
-                    dx[g, c, n0 + img, r, lo - left : hi - left] = acc[u + lo - col : u + hi - col]
+                    out = dx[g, c, n0 + img, r, lo - left : hi - left]
+                    src = acc[u + lo - col : u + hi - col]
+                    for q in range(hi - lo):
+                        out[q] = src[q]
                 u += run
-            carry[g, c] = acc[p : p + tail]
+                col = 0
+                row += 1
+                if row == hp:
+                    row = 0
+                    img += 1
+            kept = carry[g, c]
+            src = acc[p : p + tail]
+            for u in range(tail):
+                kept[u] = src[u]
 
 
 @jit.kernel
@@ -201,7 +216,8 @@ def epilogue(z, zimg, zrow, bias, has_bias, relu, out, o0, ni, nr, nw, bits, wan
                     for c in range(nw):
                         dst[c] = src[c] + b
                 else:
-                    dst[:] = src
+                    for c in range(nw):
+                        dst[c] = src[c]
                 if relu:
                     for c in range(nw):
                         if dst[c] <= 0:  # -0.0 too: np.maximum(-0.0, 0) is +0.0
