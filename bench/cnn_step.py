@@ -13,6 +13,16 @@ pays for warm-up; the median of the rest is reported. `--baseline DIR` adds a wo
 commit before a change), so before and after land in the same run.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/cnn_step.py --models alexnet
+
+`--pairs N` instead runs two layerflow workers by turns, N times each (A B A B ...), so that
+both see the same load on a shared machine, and prints each one's CPU seconds per step (min
+and median over its runs of the median of steps 2+) and peak RSS: the numba kernels off and
+on (`LAYERFLOW_NUMBA=0` / unset), or with `--baseline DIR` that tree and this one. With
+`--blas1`, OpenBLAS runs one thread (`OPENBLAS_NUM_THREADS=1`: the conv kernels then run
+serially, so the CPU time is the single-core cost).
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/cnn_step.py --models vgg-step \
+        --pairs 3 --blas1 --steps 3
 """
 
 from __future__ import annotations
@@ -314,6 +324,53 @@ def worker(name: str, model_name: str, batch: int, steps: int) -> None:
 WORKERS = [("layerflow", "self"), ("keras-tf", "peers"), ("pytorch", "peers")]
 
 
+def _run_worker(name: str, model: str, batch: int, args, env: dict) -> dict | str:
+    exe = str(PEERS) if name in ("keras-tf", "pytorch") else sys.executable
+    cmd = [exe, __file__, "--worker", name, model, "--batch", str(batch),
+           "--steps", str(args.steps)]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                              timeout=args.timeout)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"timed out after {args.timeout}s"
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["?"]
+        return f"skipped ({tail[0][:120]})"
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+def pairs(args, env: dict) -> None:
+    """`--pairs N`: two layerflow workers by turns (see the module docstring)."""
+    if args.blas1:
+        env = dict(env, OPENBLAS_NUM_THREADS="1")
+    if args.baseline:
+        sides = [("before", dict(env, PYTHONPATH=args.baseline)), ("after", env)]
+    else:
+        on = {k: v for k, v in env.items() if k != "LAYERFLOW_NUMBA"}
+        sides = [("numba off", dict(env, LAYERFLOW_NUMBA="0")), ("numba on", on)]
+    print(f"{'model':<10}{'worker':<11}{'batch':>6}{'CPU s/step min':>16}{'median':>8}"
+          f"{'wall s/step':>13}{'peak RSS MiB':>14}{'load':>6}")  # fmt: skip
+    for model in args.models.split(","):
+        batch = 64 if model == "vgg-step" else args.batch
+        res: dict = {label: [] for label, _ in sides}
+        for _ in range(args.pairs):
+            for label, wenv in sides:
+                r = _run_worker("layerflow", model, batch, args, wenv)
+                if isinstance(r, str):
+                    print(f"{model:<10}{label:<11} {r}", flush=True)
+                    return
+                res[label].append(r)
+        for label, _ in sides:
+            cpus = [statistics.median(r["cpu"][1:] or r["cpu"]) for r in res[label]]
+            walls = [statistics.median(r["times"][1:] or r["times"]) for r in res[label]]
+            rss = max(r["rss"] for r in res[label])
+            load = max(r["load"] for r in res[label])
+            print(f"{model:<10}{label:<11}{batch:>6}{min(cpus):>16.3f}"
+                  f"{statistics.median(cpus):>8.3f}{statistics.median(walls):>13.3f}"
+                  f"{rss:>14.0f}{load:>6.1f}", flush=True)  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--models", default="alexnet,vgg11,nin,googlenet,resnet18,densenet,vgg-step")
@@ -323,6 +380,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--baseline", help="a layerflow source tree to run beside this one")
     ap.add_argument("--worker", nargs=2, metavar=("NAME", "MODEL"))
+    ap.add_argument("--pairs", type=int, help="layerflow only: two workers by turns, N each")
+    ap.add_argument("--blas1", action="store_true", help="with --pairs: one OpenBLAS thread")
     args = ap.parse_args()
     if args.worker:
         worker(args.worker[0], args.worker[1], args.batch, args.steps)
@@ -330,6 +389,9 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}  # fmt: skip
     env["PYTHONPATH"] = str(ROOT)
+    if args.pairs:
+        pairs(args, env)
+        return
     print(f"{'model':<10}{'framework':<12}{'batch':>6}{'median s/step':>15}{'ratio':>8}"
           f"{'CPU s/step':>12}{'ratio':>8}{'peak RSS MiB':>14}{'load':>6}")  # fmt: skip
     workers = list(WORKERS)

@@ -21,7 +21,24 @@ STEP = """
 import json, resource, sys
 import numpy as np
 import layerflow as tf
+from layerflow._src.backend import jit
 n = int(sys.argv[1])
+
+
+def rss():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+
+# numba (LLVM's library, ~115 MiB of shared pages) and loading a compiled kernel: a fixed cost
+# of the process when the compiled kernels run, not the step's memory.
+numba_mib, before = 0.0, rss()
+if jit.enabled():  # imports numba
+    from layerflow._src.ops import frames_jit
+    z = np.zeros((1, 1, 1, 1), np.float32)
+    frames_jit.dx_taps(z, np.zeros(1, np.int64), np.zeros((1, 1, 1), np.float32), False,
+                       np.zeros((1, 1, 1, 1, 1), np.float32), 0, 0, 1, 1, 1, 0, 0)
+    numba_mib = rss() - before
 L = tf.keras.layers
 model = tf.keras.Sequential([
     L.Conv2D(64, 3, padding="same", activation="relu", input_shape=(224, 224, 1)),
@@ -47,7 +64,7 @@ try:
         peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
 except OSError:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"rss_mib": peak, "finite": bool(ok)}))
+print(json.dumps({"rss_mib": peak, "finite": bool(ok), "numba_mib": numba_mib}))
 """
 
 
@@ -64,7 +81,8 @@ def test_vgg_style_step_peak_rss_is_activations_not_patches():
     # At 8 the activations are x 1.5 MiB, 2 x 98 MiB, 25 MiB, 49 MiB; the peak (max pool's
     # gradient) holds the first two convolutions' outputs, the pool's gradients in and out and
     # the interpreter. Measured 410 MiB (580 MiB before the tape let go of nodes early; the
-    # patch matrix of the old kernels alone was 0.9 GiB).
+    # patch matrix of the old kernels alone was 0.9 GiB). With the compiled kernels, numba
+    # adds a fixed ~160 MiB (measured in the child, before the step), not counted here.
     result = run_step(8)
     assert result["finite"]
-    assert result["rss_mib"] < 560, result  # measured ~410 MiB
+    assert result["rss_mib"] - result["numba_mib"] < 560, result  # measured ~410 MiB

@@ -5,7 +5,8 @@ gradient adds (col2im, shifted-frame tap adds), relu masks and bias sums run on 
 `blas_threads`' policy would give a large GEMM more than one thread (the cores other processes
 leave free, never more than BLAS was allowed), the chunks go to that many Python threads, each
 with its own buffers, and BLAS is set to one thread: copies, adds and GEMMs of different chunks
-then run side by side with no barrier per GEMM (NumPy releases the GIL for all three).
+then run side by side with no barrier per GEMM (NumPy releases the GIL for all three, and
+the shifted frames' compiled kernels, `frames_jit`, release it too).
 
 Units. A thread always gets whole images: the chunks of one image range (`cv.plan`'s bands of
 rows of one image, or one chunk of whole images) form one unit, and units are dealt round
@@ -175,12 +176,13 @@ def guarded(turns: Turns | None, work: Any) -> Any:
 
 
 def add_grads(xp: Any, turns: Turns | None, i: int, cols: Any, dz3: Any, dw: Any, db: Any,
-              part: list) -> None:  # fmt: skip
+              part: list, sums: Any = None) -> None:  # fmt: skip
     """Chunk i's filter gradient, patches (groups, K, p) @ dz (groups, Mg, p)^T, onto `dw`,
-    and its bias gradient (dz summed) onto `db` (each None when not needed). Serial
-    (`turns` None): `add_filter_grad`'s way. Threaded: the product goes to this thread's
-    buffer (`part`), and both are added in chunk i's turn, in the serial path's operations."""
-    s = None if db is None else dz3.sum(axis=2)
+    and its bias gradient (dz summed, or `sums` (groups, Mg) when given) onto `db` (each None
+    when not needed). Serial (`turns` None): `add_filter_grad`'s way. Threaded: the product
+    goes to this thread's buffer (`part`), and both are added in chunk i's turn, in the serial
+    path's operations."""
+    s = None if db is None else dz3.sum(axis=2) if sums is None else sums
     if turns is None:
         if s is not None:
             db += s
