@@ -193,3 +193,32 @@ def test_argmax_hits_counts_as_numpy_argmax(dtype):
     assert fk.argmax_hits(p, labels.astype(np.int32)) == want
     assert fk.argmax_hits(p, labels.astype(np.uint64)) is None  # compared as NumPy would not
     assert fk.argmax_hits(np.asfortranarray(p), labels) is None
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), (7,), (5, 9, 9, 6), (256, 121)])
+def test_sigmoid_grad_matches_numpy(dtype, shape):
+    import layerflow as tf
+    from layerflow._src.ops import math_ops
+
+    rng = np.random.default_rng(3)
+    x, dy = _specials(rng, shape, dtype), _specials(rng, shape, dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        y = tf.sigmoid(x).numpy()
+        got = math_ops._sigmoid_grad(y, dy).numpy()
+        with jit.use(False):
+            want = math_ops._sigmoid_grad(y, dy).numpy()
+    _bits_equal(got, want)
+    assert fk.sigmoid_grad(np.asarray(y), np.asarray(dy)) is not None
+
+
+def test_sigmoid_grad_of_mixed_or_strided_operands_takes_the_numpy_path():
+    rng = np.random.default_rng(4)
+    y = rng.random((6, 8)).astype(np.float32)
+    dy = rng.standard_normal((6, 8)).astype(np.float32)
+    assert fk.sigmoid_grad(y, dy.astype(np.float64)) is None
+    assert fk.sigmoid_grad(y[:, ::2], dy[:, ::2]) is None
+    assert fk.sigmoid_grad(y, dy[:1]) is None
+    with jit.use(False):
+        assert fk.sigmoid_grad(y, dy) is None
+    np.testing.assert_array_equal(fk.sigmoid_grad(y, dy), (1 - y) * y * dy)
