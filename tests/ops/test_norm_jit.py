@@ -140,3 +140,40 @@ def test_relu_grad_small_and_other_dtypes_take_the_numpy_path():
     np.testing.assert_array_equal(got, want)
     assert norm_jit.relu_grad(dy.astype(np.float16), y.astype(np.float16)) is None
     assert norm_jit.relu_grad(dy, y.astype(np.float32)) is None
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels-first", "strided"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_kernel_is_bitwise_numpy_maximum(layout, dtype):
+    shape = (4, 33, 35, 5)  # above the kernel's size threshold
+    x = rng.standard_normal(shape).astype(dtype)
+    x[0, 0, :6, 0] = [
+        0.0,
+        -0.0,
+        np.nan,
+        np.inf,
+        -np.inf,
+        -1e-300 if dtype == np.float64 else -1e-40,
+    ]
+    t = _layout(x, layout)
+    got = tf.nn.relu(t)._data
+    with jit.use(False):
+        want = tf.nn.relu(t)._data
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))  # -0.0 gives +0.0, as `maximum`
+    np.testing.assert_array_equal(got, np.maximum(x, 0))
+    if layout != "strided":  # laid out as x
+        assert np.moveaxis(got, -1, 0).flags.c_contiguous == (layout == "channels-first")
+
+
+def test_relu_kernel_leaves_other_dtypes_and_layouts_to_numpy():
+    assert norm_jit.relu(np.ones((4, 4), np.float16)) is None
+    assert norm_jit.relu(np.ones((4, 6), np.float32)[:, ::2]) is None
+    ints = np.arange(-20000, 20000).reshape(200, 200)
+    np.testing.assert_array_equal(tf.nn.relu(ints).numpy(), np.maximum(ints, 0))
+    x = rng.standard_normal((200, 200)).astype(np.float32)
+    with tf.GradientTape() as tape:
+        v = tf.constant(x)
+        tape.watch(v)
+        y = tf.nn.relu(v)
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), (x > 0).astype(np.float32))
