@@ -375,10 +375,6 @@ def _(g: Any, out: Any, y: Any, dy: Any) -> Any:
 
 @op("relu")
 def relu(xp: Any, x: Any) -> Any:
-    if xp is np and x.size >= _RELU_KERNEL_SIZE and jit.enabled():
-        y = norm_jit.relu(x)  # one compiled pass, the same bits as `maximum`
-        if y is not None:
-            return y
     return xp.maximum(x, 0)
 
 

@@ -209,13 +209,6 @@ def _vec(v: Any, dt: Any) -> Any:
 
 
 @jit.kernel
-def _relu_flat(x: Any, zero: Any, out: Any) -> None:
-    for i in range(np.uint64(x.shape[0])):  # unsigned: no negative-index wrap, so it vectorizes
-        v = x[i]
-        out[i] = zero if v <= zero else v  # np.maximum(v, 0): NaN stays, -0.0 gives +0.0
-
-
-@jit.kernel
 def _relu_grad_flat(dy: Any, y: Any, out: Any) -> None:
     for i in range(dy.shape[0]):
         out[i] = dy[i] * (1.0 if y[i] > 0 else 0.0)
@@ -235,22 +228,6 @@ def _relu_grad_t(dt: Any, y: Any, out: Any) -> None:
 
 
 TILE = 64  # 16x48x48x64 floats, one core: 4.0 ms (32: 6.1, 16: 10.5; NumPy 7.7-12)
-
-
-def relu(x: Any) -> Any:
-    """`np.maximum(x, 0)` in one compiled pass, laid out as x (C-contiguous, or channels-first
-    behind a channels-last view); None for other layouts and dtypes (NumPy's `maximum` then,
-    which ran 2-4x slower: 16x128x24x24 float32 474 us)."""
-    if x.dtype not in _RELU_DTYPES:
-        return None
-    xr, cf = _flat_rows(x)
-    if xr is None:
-        return None
-    out = np.empty_like(xr)
-    _relu_flat(xr.reshape(-1), x.dtype.type(0), out.reshape(-1))
-    if cf:
-        return out.reshape(x.shape[-1], *x.shape[:-1]).transpose(*range(1, x.ndim), 0)
-    return out.reshape(x.shape)
 
 
 def relu_grad(dy: Any, y: Any) -> Any:
