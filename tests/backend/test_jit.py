@@ -23,6 +23,12 @@ def _total(x):
     return s
 
 
+@jit.kernel
+def _scale_rows(x, factor, out):  # a kernel calling another one, named as a global
+    for r in range(x.shape[0]):
+        _scale(x[r], factor, out[r])
+
+
 def test_import_layerflow_does_not_import_numba():
     code = "import sys, layerflow; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -55,6 +61,10 @@ def test_kernel_compiles_and_matches_numpy():
     _scale(x, np.float32(3), out)
     np.testing.assert_array_equal(out, x * 3)
     assert _total(np.arange(5.0)) == 10.0
+    x2 = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out2 = np.empty_like(x2)
+    _scale_rows(x2, np.float32(2), out2)
+    np.testing.assert_array_equal(out2, x2 * 2)
     assert _total.__name__ == "_total"
 
 

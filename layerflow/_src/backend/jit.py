@@ -48,8 +48,18 @@ def _load() -> Any:
                 except ImportError:
                     _numba = False
                 else:
+                    _register(numba)
                     _numba = numba
     return _numba
+
+
+def _register(numba: Any) -> None:
+    """Let compiled code call a `kernel` it names as a global (one kernel may share another's
+    loops): numba types the global as the kernel's own dispatcher, compiled with it."""
+
+    @numba.extending.typeof_impl.register(kernel)
+    def _typeof_kernel(val: kernel, c: Any) -> Any:
+        return numba.types.Dispatcher(val._dispatcher(numba))
 
 
 def available() -> bool:
@@ -78,7 +88,8 @@ def use(flag: bool) -> Iterator[None]:
 class kernel:
     """`@kernel` or `@kernel(parallel=True, ...)`: a function compiled by numba on first call.
 
-    Callers must check `enabled()` first: the kernel has no NumPy fallback of its own.
+    Callers must check `enabled()` first: the kernel has no NumPy fallback of its own. A kernel
+    may call another kernel of its module (loops that several kernels share).
     """
 
     def __init__(self, fn: Callable | None = None, **options: Any):
@@ -98,6 +109,12 @@ class kernel:
             compiled = self._compile()
         return compiled(*args)
 
+    def _dispatcher(self, numba: Any) -> Callable:
+        with _lock:
+            if self._compiled is None:
+                self._compiled = numba.jit(**self._options)(self._fn)
+        return self._compiled
+
     def _compile(self) -> Callable:
         numba = _numba if _numba else _load()
         if not numba:
@@ -107,7 +124,4 @@ class kernel:
                 "layerflow._src.backend.jit.enabled() and take the NumPy path. Install it "
                 "with `pip install layerflow[fast]`."
             )
-        with _lock:
-            if self._compiled is None:
-                self._compiled = numba.jit(**self._options)(self._fn)
-        return self._compiled
+        return self._dispatcher(numba)

@@ -104,6 +104,19 @@ def filter_applies(cv: Any) -> bool:
 
 
 @jit.kernel
+def _frame(x, n, top, left, wp, fr):  # pragma: no cover - compiled
+    """Image n of x (C, N, H, W) into the frames fr (C, >= (H + top) * wp) at (top, left), rows
+    wp apart (the borders are left as they are: zeros)."""
+    c_in, _, h, wd = x.shape
+    for c in range(c_in):
+        fc = fr[c]
+        for r in range(h):
+            row = np.uint64((r + top) * wp + left)
+            for v in range(wd):
+                fc[row + np.uint64(v)] = x[c, n, r, v]
+
+
+@jit.kernel
 def _conv5(x, w, b, top, left, n0, n1, fr, acc, y, relu, rows_only):  # pragma: no cover - compiled
     """y[:, n] = b + conv(x[:, n] framed at (top, left), w) for n in [n0, n1): x (C, N, H, W),
     w (KH, 5, C, M), y (M, N, OH, OW), all C-contiguous; fr (C, HP*WP) a zeroed scratch
@@ -119,12 +132,7 @@ def _conv5(x, w, b, top, left, n0, n1, fr, acc, y, relu, rows_only):  # pragma: 
     a0 = acc[0]
     a1 = acc[1]
     for n in range(n0, n1):
-        for c in range(c_in):
-            fc = fr[c]
-            for r in range(h):
-                row = np.uint64((r + top) * (ow + 4) + left)
-                for v in range(wd):
-                    fc[row + np.uint64(v)] = x[c, n, r, v]
+        _frame(x, n, top, left, ow + 4, fr)
         for m0 in range(0, m_out, 2):
             m1 = min(m0 + 1, m_out - 1)
             b0, b1 = b[m0], b[m1]
@@ -183,12 +191,7 @@ def _filter5(x, dz, top, left, u0, u1, unit, fr, dzf, part, dwu):  # pragma: no 
     for u in range(u0, u1):
         part[...] = 0
         for n in range(u * unit, min(n_all, (u + 1) * unit)):
-            for c in range(c_in):
-                fc = fr[c]
-                for r in range(h):
-                    row = np.uint64((r + top) * wp + left)
-                    for v in range(wd):
-                        fc[row + np.uint64(v)] = x[c, n, r, v]
+            _frame(x, n, top, left, wp, fr)
             for m in range(m_out):
                 dm = dzf[m]
                 for r in range(oh):
@@ -298,12 +301,7 @@ def _filter5m(x, dz, top, left, u0, u1, unit, fr, dzt, acc, dwu):  # pragma: no 
     for u in range(u0, u1):
         acc[...] = 0
         for n in range(u * unit, min(n_all, (u + 1) * unit)):
-            for c in range(c_in):
-                fc = fr[c]
-                for r in range(h):
-                    row = np.uint64((r + top) * wp + left)
-                    for v in range(wd):
-                        fc[row + np.uint64(v)] = x[c, n, r, v]
+            _frame(x, n, top, left, wp, fr)
             for m in range(m_out):
                 for r in range(oh):
                     for v in range(ow):
